@@ -1,0 +1,3 @@
+from bundler.cli import main
+
+raise SystemExit(main())

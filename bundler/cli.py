@@ -1,0 +1,188 @@
+"""The command line: a thin layer over the library.
+
+Every ``BundlerError`` is caught here, once, and turned into a message and
+an exit code (0 ok, 1 invalid, 2 usage or unreadable input).  Nothing else
+in the package prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from bundler import __version__
+from bundler.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, BundlerError, UsageError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _read_trust_keys(values: Sequence[str]) -> tuple[str, ...]:
+    """``--trust-key`` takes a key, or a file with one key per line (``#`` comments)."""
+    keys: list[str] = []
+    for value in values:
+        p = Path(value)
+        if p.is_file():
+            try:
+                text = p.read_text(encoding="utf-8")
+            except OSError as exc:
+                raise UsageError(f"--trust-key {value}: {exc}") from exc
+            keys += [ln.strip() for ln in text.splitlines()
+                     if ln.strip() and not ln.lstrip().startswith("#")]
+        else:
+            keys.append(value)
+    return tuple(keys)
+
+
+def _overrides(values: Sequence[str]) -> dict[str, object]:
+    from bundler.diagnostics import parse_overrides
+
+    try:
+        return dict(parse_overrides(values))
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from bundler.reports import to_json, to_sarif, to_text
+    from bundler.verify import VerifyOptions, verify_bundle
+
+    opts = VerifyOptions(trusted_keys=_read_trust_keys(args.trust_key),
+                         severity_overrides=_overrides(args.severity),  # type: ignore[arg-type]
+                         keep_events=False)
+    report = verify_bundle(args.bundle, opts)
+    if args.format == "json":
+        out = to_json(report)
+    elif args.format == "sarif":
+        out = to_sarif(report)
+    else:
+        out = to_text(report, color=sys.stdout.isatty() and not os.environ.get("NO_COLOR"))
+    sys.stdout.write(out)
+    return EXIT_OK if report.ok(strict=args.strict) else EXIT_INVALID
+
+
+def cmd_keygen(args: argparse.Namespace) -> int:
+    from bundler.integrity.note import generate_signer
+
+    out = Path(args.output)
+    if out.exists() and not args.force:
+        raise UsageError(f"{out} exists; use --force to overwrite it")
+    signer = generate_signer(args.name)
+    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(signer.to_text() + "\n")
+    os.chmod(out, 0o600)
+    print(signer.verifier().to_text())
+    print(f"private key written to {out} (mode 0600); share only the line above",
+          file=sys.stderr)
+    return EXIT_OK
+
+
+def _load_signer(path: str) -> object:
+    from bundler.integrity.note import KeyFormatError, parse_signer_key
+
+    try:
+        return parse_signer_key(Path(path).read_text(encoding="utf-8").strip())
+    except (OSError, KeyFormatError) as exc:
+        raise UsageError(f"--key {path}: {exc}") from exc
+
+
+def cmd_redact(args: argparse.Namespace) -> int:
+    from bundler.author.redact import redact_payload
+
+    event = redact_payload(args.bundle, args.digest, reason=args.reason,
+                           authority=args.authority, signer=_load_signer(args.key),  # type: ignore[arg-type]
+                           stream=args.stream)
+    print(f"redacted {args.digest} (event seq {event.seq}); bytes deleted, checkpoint signed")
+    return EXIT_OK
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    from bundler.schema import schema_json
+
+    sys.stdout.write(schema_json())
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="review-bundler",
+        description="Verify review bundles and turn them into self-contained review sites.")
+    parser.add_argument("--version", action="version", version=f"review-bundler {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def trust_args(p: argparse.ArgumentParser) -> None:
+        p.add_argument("--trust-key", action="append", default=[], metavar="KEY",
+                       help="pin a verification key (NAME+ID+KEY text, or a file of keys); "
+                            "repeatable")
+        p.add_argument("--strict", action="store_true", help="treat warnings as failures")
+        p.add_argument("--severity", action="append", default=[], metavar="CODE=LEVEL",
+                       help="override the severity of one diagnostic code; repeatable")
+
+    p = sub.add_parser("validate", help="verify a bundle and report diagnostics")
+    p.add_argument("bundle", help="bundle folder, .zip or .tar.gz")
+    trust_args(p)
+    p.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    p.set_defaults(func=cmd_validate)
+
+    p = sub.add_parser("keygen", help="create an Ed25519 signing key for bundles")
+    p.add_argument("--name", required=True, help="key name (no spaces or '+')")
+    p.add_argument("-o", "--output", required=True, help="private key file (written mode 0600)")
+    p.add_argument("--force", action="store_true")
+    p.set_defaults(func=cmd_keygen)
+
+    p = sub.add_parser("redact", help="redact a payload: append the record, delete the bytes")
+    p.add_argument("bundle")
+    p.add_argument("digest", help="sha256:<hex> of the payload")
+    p.add_argument("--reason", required=True)
+    p.add_argument("--authority", required=True, help="who authorised the redaction")
+    p.add_argument("--key", required=True, help="the bundle's private signing key file")
+    p.add_argument("--stream", default="redaction-cli",
+                   help="stream id recorded for the redaction (declared if new)")
+    p.set_defaults(func=cmd_redact)
+
+    p = sub.add_parser("schema", help="print the JSON Schema of the event format")
+    p.set_defaults(func=cmd_schema)
+
+    _register_optional(sub)
+    return parser
+
+
+def _register_optional(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Commands from later pipeline stages register themselves here."""
+    from importlib import import_module
+
+    for module in ("bundler.cli_build", "bundler.cli_query", "bundler.cli_generate"):
+        try:
+            mod = import_module(module)
+        except ModuleNotFoundError as exc:
+            if exc.name != module:
+                raise
+            continue
+        mod.register(sub)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
+        return int(exc.code or 0)
+    func: Handler = args.func
+    try:
+        return func(args)
+    except BundlerError as exc:
+        print(f"review-bundler: error [{exc.code}]: {exc.message}", file=sys.stderr)
+        for d in exc.diagnostics[:20]:
+            print(f"  {d.code} {d.location}: {d.message}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("review-bundler: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_OK
+
+
+__all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "main"]

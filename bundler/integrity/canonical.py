@@ -1,0 +1,194 @@
+"""RFC 8785 (JCS) canonical JSON: produce it, parse strictly, and insist on it.
+
+Every event line in a bundle is hashed as raw bytes, so two byte strings that
+mean the same JSON must never both be accepted: the verifier re-canonicalises
+what it parsed and rejects the line unless the bytes are identical.  That
+closes the usual ambiguities:
+
+- duplicate keys (``json.loads`` silently keeps the last one, so a line could
+  show one value to a reviewer and another to a tool);
+- ``NaN``/``Infinity`` (accepted by Python, not JSON);
+- invalid UTF-8 (decoded leniently by many tools);
+- whitespace, key order, number spelling (``1.0`` is ``1`` in JCS), escapes.
+
+Canonicalisation itself is delegated to ``rfc8785`` (sigstore's package, which
+passes every official vector); this module adds strict parsing, typed errors
+and a fast equality check for the common case.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal, NoReturn, cast
+
+import rfc8785
+
+__all__ = [
+    "MAX_SAFE_INTEGER",
+    "CanonicalError",
+    "CanonicalErrorKind",
+    "canonicalize",
+    "check_canonical",
+    "parse_canonical",
+    "parse_strict",
+]
+
+CanonicalErrorKind = Literal["utf8", "json", "duplicate_key", "not_canonical", "constant"]
+
+#: JCS (via I-JSON) only allows integers that an IEEE 754 double holds exactly.
+MAX_SAFE_INTEGER = 2**53 - 1
+
+
+class CanonicalError(ValueError):
+    """A line is not strict, canonical JSON.
+
+    ``kind`` is a stable machine-readable reason (diagnostic codes map onto it);
+    ``offset`` is the byte offset of the problem in the input, when known.
+    """
+
+    def __init__(
+        self, message: str, *, kind: CanonicalErrorKind, offset: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind: CanonicalErrorKind = kind
+        self.offset = offset
+
+
+def canonicalize(obj: object) -> bytes:
+    """Return the RFC 8785 canonical UTF-8 bytes of ``obj`` (no trailing newline).
+
+    Values JCS cannot represent raise ``CanonicalError(kind="json")``:
+    integers outside +/-(2**53 - 1) (JCS would silently round them), NaN and
+    infinities, non-string keys, lone surrogates and non-JSON types.
+    """
+    try:
+        out: bytes = rfc8785.dumps(cast(Any, obj))  # rfc8785 type-checks at runtime
+    except rfc8785.IntegerDomainError as exc:
+        raise CanonicalError(
+            f"cannot canonicalize: {exc}; JCS allows integers up to +/-{MAX_SAFE_INTEGER} "
+            "(store large numbers and timestamps as strings)",
+            kind="json",
+        ) from exc
+    except rfc8785.CanonicalizationError as exc:
+        raise CanonicalError(f"cannot canonicalize: {exc}", kind="json") from exc
+    return out
+
+
+def _reject_constant(name: str) -> NoReturn:
+    raise CanonicalError(f"{name} is not valid JSON (RFC 8259 has no {name})", kind="constant")
+
+
+def _no_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    obj: dict[str, object] = {}
+    for key, value in pairs:
+        if key in obj:
+            raise CanonicalError(f"duplicate key {key!r} in a JSON object", kind="duplicate_key")
+        obj[key] = value
+    return obj
+
+
+def parse_strict(data: bytes) -> object:
+    """Parse ``data`` as strict JSON: valid UTF-8, no duplicate keys, no NaN/Infinity.
+
+    This does not require canonical form; use :func:`check_canonical` (or
+    :func:`parse_canonical`) for that.  Error messages give line, column and
+    byte offset so a reviewer can find the problem in the raw file.
+    """
+    try:
+        text = data.decode("utf-8", errors="strict")
+    except UnicodeDecodeError as exc:
+        raise CanonicalError(
+            f"invalid UTF-8 at byte {exc.start}: {exc.reason}", kind="utf8", offset=exc.start
+        ) from None
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicates, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        offset = len(text[: exc.pos].encode("utf-8"))
+        raise CanonicalError(
+            f"invalid JSON: {exc.msg} at line {exc.lineno} column {exc.colno} (byte {offset})",
+            kind="json",
+            offset=offset,
+        ) from None
+
+
+def _json_dumps_is_jcs(obj: object) -> bool:
+    """True when ``json.dumps(sort_keys=True)`` provably yields the JCS bytes of ``obj``.
+
+    The C encoder escapes strings exactly like JCS (same control-character set,
+    lowercase ``\\uXXXX``, ``/`` and non-ASCII left alone) and writes ints and
+    literals identically.  It differs only for floats (ES6 number formatting),
+    integers outside the safe range (JCS refuses them) and key order when keys
+    contain characters above U+FFFF (JCS sorts by UTF-16 code units).  Any of
+    those sends us to the slow, authoritative path.
+    """
+    stack: list[object] = [obj]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str) or value is None or value is True or value is False:
+            continue
+        if type(value) is int:
+            if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+                continue
+            return False
+        if type(value) is dict:
+            for key in value:
+                if type(key) is not str or not key.isascii():
+                    return False
+            stack.extend(value.values())
+        elif type(value) is list:
+            stack.extend(value)
+        else:
+            return False
+    return True
+
+
+def _first_difference(a: bytes, b: bytes) -> int:
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            return i
+    return min(len(a), len(b))
+
+
+def check_canonical(data: bytes, obj: object) -> None:
+    """Raise ``CanonicalError(kind="not_canonical")`` unless ``data`` is the JCS form of ``obj``.
+
+    ``obj`` is what :func:`parse_strict` returned for ``data``.  The common
+    case (no floats, safe ints, ASCII keys) is checked with the C JSON encoder;
+    anything else, and every failure, goes through ``rfc8785`` so the verdict
+    always equals ``canonicalize(obj) == data``.
+    """
+    if _json_dumps_is_jcs(obj):
+        try:
+            fast = json.dumps(
+                obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False
+            ).encode("utf-8")
+        except (ValueError, UnicodeEncodeError):
+            pass  # e.g. a lone surrogate: let canonicalize() produce the error
+        else:
+            if fast == data:
+                return
+    expected = canonicalize(obj)
+    if expected == data:
+        return
+    at = _first_difference(expected, data)
+    got = data[at : at + 16]
+    want = expected[at : at + 16]
+    raise CanonicalError(
+        f"not RFC 8785 canonical JSON: first difference at byte {at} "
+        f"(found {got!r}, canonical form has {want!r})",
+        kind="not_canonical",
+        offset=at,
+    )
+
+
+def parse_canonical(data: bytes) -> object:
+    """Parse ``data`` strictly and require it to be canonical; return the value.
+
+    This is the check the verifier applies to every event line (without its
+    trailing newline).
+    """
+    obj = parse_strict(data)
+    check_canonical(data, obj)
+    return obj
+

@@ -1,0 +1,246 @@
+"""Open a bundle folder or archive without trusting it.
+
+Archives are expanded into a private temporary folder after every entry has
+been checked (no absolute paths, no ``..``, no links or devices, declared
+size limits enforced while streaming, so a zip bomb is stopped by bytes
+actually written, not by the sizes the archive claims).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from bundler.diagnostics import DiagnosticSink, Location
+from bundler.errors import InputError
+from bundler.load.limits import DEFAULT_LIMITS, Limits
+
+ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
+
+
+@dataclass
+class BundleSource:
+    """A readable bundle folder (the original, or an expanded archive)."""
+
+    root: Path
+    origin: Path
+    archive: str | None = None
+    unsafe_paths: set[str] = field(default_factory=set)
+
+    def path(self, rel: str) -> Path | None:
+        """Resolve a bundle-relative path, or ``None`` when it is unsafe or a link."""
+        if not is_safe_relpath(rel):
+            return None
+        p = self.root.joinpath(*PurePosixPath(rel).parts)
+        try:
+            st = p.lstat()
+        except OSError:
+            return p
+        if stat.S_ISLNK(st.st_mode) or rel in self.unsafe_paths:
+            return None
+        return p
+
+    def exists(self, rel: str) -> bool:
+        p = self.path(rel)
+        return p is not None and p.is_file()
+
+    def files(self) -> Iterator[str]:
+        """Every regular file, as a sorted bundle-relative POSIX path."""
+        out: list[str] = []
+        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+            dirnames.sort()
+            for name in filenames:
+                full = Path(dirpath, name)
+                out.append(full.relative_to(self.root).as_posix())
+        return iter(sorted(out))
+
+
+def is_safe_relpath(rel: str) -> bool:
+    if not rel or rel.startswith(("/", "\\")) or "\\" in rel or "\x00" in rel:
+        return False
+    parts = PurePosixPath(rel).parts
+    return bool(parts) and all(p not in ("..", ".", "") for p in parts) and ":" not in parts[0]
+
+
+def _check_folder_links(root: Path, sink: DiagnosticSink, source: BundleSource) -> None:
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        for name in sorted(dirnames + filenames):
+            full = Path(dirpath, name)
+            st = full.lstat()
+            rel = full.relative_to(root).as_posix()
+            if stat.S_ISLNK(st.st_mode):
+                target = os.readlink(full)
+                resolved = (full.parent / target).resolve()
+                inside = resolved.is_relative_to(root.resolve())
+                sink.emit("RB103", f"symlink {rel!r} -> {target!r}"
+                          + ("" if inside else " leaves the bundle")
+                          + "; links are never followed", Location(path=rel))
+                source.unsafe_paths.add(rel)
+            elif not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+                sink.emit("RB103", f"{rel!r} is not a regular file", Location(path=rel))
+                source.unsafe_paths.add(rel)
+
+
+@contextmanager
+def open_bundle(path: str | os.PathLike[str], sink: DiagnosticSink,
+                limits: Limits = DEFAULT_LIMITS) -> Iterator[BundleSource]:
+    """Yield a ``BundleSource``; raises ``InputError`` when nothing can be read.
+
+    Archive problems that leave a partly usable bundle are diagnostics; an
+    archive that cannot be expanded safely at all raises after recording them.
+    """
+    p = Path(path)
+    if not p.exists() and not p.is_symlink():
+        sink.emit("RB100", f"no such file or folder: {p}", Location(path=str(p)))
+        raise InputError(f"bundle not found: {p}", diagnostics=list(sink))
+    if p.is_dir():
+        src = BundleSource(root=p, origin=p)
+        _check_folder_links(p, sink, src)
+        yield src
+        return
+    name = p.name.lower()
+    if not name.endswith(ARCHIVE_SUFFIXES):
+        sink.emit("RB101", f"{p.name}: expected a folder, .zip, .tar.gz or .tar",
+                  Location(path=str(p)))
+        raise InputError(f"not a bundle: {p}", diagnostics=list(sink))
+    tmp = Path(tempfile.mkdtemp(prefix="review-bundle-"))
+    try:
+        ok = (_expand_zip if name.endswith(".zip") else _expand_tar)(p, tmp, sink, limits)
+        if not ok:
+            raise InputError(f"refusing to expand unsafe archive {p}", diagnostics=list(sink))
+        root = _single_top_folder(tmp)
+        yield BundleSource(root=root, origin=p, archive=p.name)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _single_top_folder(tmp: Path) -> Path:
+    """Archives may hold the bundle at their root or inside one top folder."""
+    entries = list(tmp.iterdir())
+    if len(entries) == 1 and entries[0].is_dir() and not (tmp / "bundle.json").exists():
+        return entries[0]
+    return tmp
+
+
+class _Budget:
+    def __init__(self, limits: Limits) -> None:
+        self.limits = limits
+        self.written = 0
+
+    def copy(self, src: object, dst: Path) -> bool:
+        """Stream ``src`` into ``dst``; False once the expansion limit is crossed."""
+        read = src.read  # type: ignore[attr-defined]
+        with open(dst, "wb") as out:
+            while chunk := read(1 << 20):
+                self.written += len(chunk)
+                if self.written > self.limits.max_expanded_bytes:
+                    return False
+                out.write(chunk)
+        return True
+
+
+def _target(tmp: Path, name: str, sink: DiagnosticSink, archive: str) -> Path | None:
+    clean = name[:-1] if name.endswith("/") else name
+    if not is_safe_relpath(clean):
+        sink.emit("RB102", f"archive entry {name!r} has an absolute path or '..'",
+                  Location(path=f"{archive}!{name}"))
+        return None
+    return tmp.joinpath(*PurePosixPath(clean).parts)
+
+
+def _expand_zip(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> bool:
+    try:
+        zf = zipfile.ZipFile(p)
+    except (zipfile.BadZipFile, OSError) as exc:
+        sink.emit("RB117", f"{p.name}: {exc}", Location(path=p.name))
+        return False
+    budget, ok = _Budget(limits), True
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > limits.max_archive_entries:
+            sink.emit("RB104", f"{len(infos)} entries exceed the limit of "
+                      f"{limits.max_archive_entries}", Location(path=p.name))
+            return False
+        declared = sum(i.file_size for i in infos)
+        if declared > limits.max_expanded_bytes:
+            sink.emit("RB104", f"declared expanded size {declared} bytes exceeds the limit of "
+                      f"{limits.max_expanded_bytes}", Location(path=p.name))
+            return False
+        for info in infos:
+            target = _target(tmp, info.filename, sink, p.name)
+            mode = info.external_attr >> 16
+            if target is None:
+                ok = False
+                continue
+            if stat.S_ISLNK(mode):
+                sink.emit("RB103", f"archive entry {info.filename!r} is a symlink",
+                          Location(path=f"{p.name}!{info.filename}"))
+                ok = False
+                continue
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            if info.compress_size and info.file_size / info.compress_size > \
+                    limits.max_compression_ratio:
+                sink.emit("RB104", f"{info.filename!r} expands {info.file_size} bytes from "
+                          f"{info.compress_size} (ratio above {limits.max_compression_ratio})",
+                          Location(path=f"{p.name}!{info.filename}"))
+                return False
+            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                with zf.open(info) as member:
+                    if not budget.copy(member, target):
+                        sink.emit("RB104", f"archive expands past {limits.max_expanded_bytes} "
+                                  "bytes", Location(path=p.name))
+                        return False
+            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+                sink.emit("RB117", f"{info.filename}: {exc}", Location(path=p.name))
+                return False
+    return ok
+
+
+def _expand_tar(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> bool:
+    budget, ok, count = _Budget(limits), True, 0
+    try:
+        with tarfile.open(p, "r:*") as tf:
+            for member in tf:
+                count += 1
+                if count > limits.max_archive_entries:
+                    sink.emit("RB104", f"more than {limits.max_archive_entries} entries",
+                              Location(path=p.name))
+                    return False
+                target = _target(tmp, member.name, sink, p.name)
+                if target is None:
+                    ok = False
+                    continue
+                if member.issym() or member.islnk():
+                    sink.emit("RB103", f"archive entry {member.name!r} is a link to "
+                              f"{member.linkname!r}", Location(path=f"{p.name}!{member.name}"))
+                    ok = False
+                    continue
+                if member.isdir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                if not member.isfile():
+                    sink.emit("RB103", f"archive entry {member.name!r} is not a regular file",
+                              Location(path=f"{p.name}!{member.name}"))
+                    ok = False
+                    continue
+                target.parent.mkdir(parents=True, exist_ok=True)
+                fh = tf.extractfile(member)
+                if fh is None or not budget.copy(fh, target):
+                    sink.emit("RB104", f"archive expands past {limits.max_expanded_bytes} bytes",
+                              Location(path=p.name))
+                    return False
+    except (tarfile.TarError, OSError, EOFError) as exc:
+        sink.emit("RB117", f"{p.name}: {exc}", Location(path=p.name))
+        return False
+    return ok

@@ -1,0 +1,3 @@
+from bundler.schema import write_schema
+
+print(write_schema())

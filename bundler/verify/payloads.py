@@ -1,0 +1,126 @@
+"""Give every committed payload exactly one state (DESIGN-NOTES §3).
+
+Bytes are hashed in 1 MiB chunks, so memory does not grow with payload size.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from bundler import layout
+from bundler.diagnostics import DiagnosticSink, Location
+from bundler.load.source import BundleSource, is_safe_relpath
+from bundler.model.events import PayloadRef, RedactionEvent
+from bundler.model.metadata import Manifest, ManifestEntry
+from bundler.verify.result import PayloadState, PayloadStatus
+
+KNOWN_TOP = {layout.METADATA, layout.EVENTS, layout.MANIFEST}
+
+
+@dataclass
+class PayloadLedger:
+    """Commitments and redactions seen while streaming the log."""
+
+    commitments: dict[str, tuple[PayloadRef, int]] = field(default_factory=dict)
+    redactions: dict[str, tuple[RedactionEvent, int]] = field(default_factory=dict)
+
+    def commit(self, ref: PayloadRef, seq: int) -> None:
+        self.commitments.setdefault(ref.digest, (ref, seq))
+
+    def redact(self, ev: RedactionEvent) -> None:
+        self.redactions.setdefault(ev.target, (ev, ev.seq))
+
+
+def _hash_file(src: BundleSource, rel: str, salt: bytes) -> tuple[str, int] | None:
+    p = src.path(rel)
+    if p is None or not p.is_file():
+        return None
+    h = hashlib.sha256(salt)
+    size = 0
+    with open(p, "rb") as fh:
+        while chunk := fh.read(1 << 20):
+            h.update(chunk)
+            size += len(chunk)
+    return "sha256:" + h.hexdigest(), size
+
+
+def check_payloads(src: BundleSource, manifest: Manifest | None, ledger: PayloadLedger,
+                   sink: DiagnosticSink) -> dict[str, PayloadStatus]:
+    entries: dict[str, ManifestEntry] = {e.digest: e for e in manifest.payloads} if manifest \
+        else {}
+    states: dict[str, PayloadStatus] = {}
+    for digest, (ev, seq) in sorted(ledger.redactions.items()):
+        if digest not in ledger.commitments:
+            sink.emit("RB505", f"redaction {ev.id!r} targets {digest}, which no event commits "
+                      "to: the committing event is gone", Location(seq=seq))
+    for digest, (ref, seq) in sorted(ledger.commitments.items()):
+        loc = Location(seq=seq)
+        entry = entries.get(digest)
+        rel = entry.path if entry else layout.payload_path(digest)
+        if entry is None and manifest is not None:
+            sink.emit("RB405", f"{digest} is committed by an event but not in manifest.json", loc)
+        if entry is not None:
+            if not is_safe_relpath(entry.path) or not entry.path.startswith(
+                    layout.PAYLOADS + "/"):
+                sink.emit("RB407", f"manifest path {entry.path!r} is not a safe path under "
+                          "payloads/", Location(path=layout.MANIFEST))
+                rel = layout.payload_path(digest)
+            if entry.size != ref.size or entry.media_type != ref.media_type:
+                sink.emit("RB408", f"{digest}: manifest says {entry.size} bytes "
+                          f"{entry.media_type}, the event says {ref.size} bytes "
+                          f"{ref.media_type}", loc)
+        redaction = ledger.redactions.get(digest)
+        salt = b""
+        if ref.salted:
+            sp = src.path(layout.salt_path(digest))
+            salt = sp.read_bytes()[:16] if sp is not None and sp.is_file() else b""
+        got = _hash_file(src, rel, salt)
+        state = _state(digest, got, ref, redaction is not None, sink, loc, rel)
+        if entry is not None and (entry.state == "redacted") != (redaction is not None):
+            sink.emit("RB410", f"{digest}: manifest state {entry.state!r} but the log "
+                      + ("redacts it" if redaction else "has no redaction record"), loc)
+        states[digest] = PayloadStatus(
+            digest, state, ref.size, ref.media_type,
+            rel if state in (PayloadState.VERIFIED, PayloadState.LEAKED) else None,
+            redaction[1] if redaction else None,
+            redaction[0].reason if redaction else None,
+            redaction[0].authority if redaction else None)
+    for digest, entry in sorted(entries.items()):
+        if digest not in ledger.commitments:
+            sink.emit("RB406", f"manifest lists {digest}, which no event commits to",
+                      Location(path=layout.MANIFEST))
+    _unexpected_files(src, entries, sink)
+    return states
+
+
+def _state(digest: str, got: tuple[str, int] | None, ref: PayloadRef, redacted: bool,
+           sink: DiagnosticSink, loc: Location, rel: str) -> PayloadState:
+    if got is None:
+        if redacted:
+            return PayloadState.REDACTED
+        sink.emit("RB401", f"{digest} ({ref.name or ref.media_type}) is missing from {rel} and "
+                  "no redaction record explains it", loc)
+        return PayloadState.MISSING
+    actual, size = got
+    if actual != digest:
+        sink.emit("RB400", f"{rel}: expected {digest}, computed {actual}", loc)
+        return PayloadState.CORRUPT
+    if size != ref.size:
+        sink.emit("RB403", f"{rel}: {size} bytes, the event commits to {ref.size}", loc)
+    if redacted:
+        sink.emit("RB402", f"{digest} was redacted but its bytes are still shipped at {rel}", loc)
+        return PayloadState.LEAKED
+    return PayloadState.VERIFIED
+
+
+def _unexpected_files(src: BundleSource, entries: dict[str, ManifestEntry],
+                      sink: DiagnosticSink) -> None:
+    allowed = {e.path for e in entries.values()}
+    allowed |= {layout.salt_path(d) for d in entries}
+    for rel in src.files():
+        if rel in KNOWN_TOP or rel.startswith(layout.CHECKPOINTS + "/") or rel in allowed:
+            continue
+        if rel.startswith(layout.PAYLOADS + "/") and rel.removesuffix(".salt") in allowed:
+            continue
+        sink.emit("RB411", f"unexpected file {rel!r}", Location(path=rel))

@@ -1,0 +1,216 @@
+"""The verifier: numbered steps over one streaming pass of the log.
+
+1. open the container safely (load.source)
+2. read bundle.json and manifest.json
+3. parse the checkpoints and check their signatures
+4. stream events.jsonl: strict parse, canonical form, schema, seq, chain,
+   Merkle roots at every checkpoint size, invariants (references first)
+5. compare checkpoint roots with the log; trust summary
+6. payload states (DESIGN-NOTES §3)
+7. whole-log invariants (claim support, derivation cycles)
+
+Nothing short-circuits to "valid": a step that cannot run leaves an error.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from bundler import layout
+from bundler.diagnostics import DiagnosticSink, Location, Severity
+from bundler.errors import UsageError
+from bundler.integrity.canonical import CanonicalError, parse_strict
+from bundler.integrity.merkle import MerkleAccumulator, leaf_hash
+from bundler.integrity.note import KeyFormatError, VerifierKey, parse_verifier_key
+from bundler.load.events import iter_event_lines
+from bundler.load.limits import DEFAULT_LIMITS, Limits
+from bundler.load.source import BundleSource, open_bundle
+from bundler.model.events import FORMAT_VERSION, IndividualEvent, RedactionEvent
+from bundler.model.metadata import BundleMetadata, Manifest
+from bundler.verify.checkpoints import KeyRing, declared_keys, read_checkpoints, settle_checkpoints
+from bundler.verify.invariants import InvariantChecker
+from bundler.verify.payloads import PayloadLedger, check_payloads
+from bundler.verify.result import LoadedBundle, VerificationReport
+from bundler.verify.schema import validate_event
+
+Progress = Callable[[str, int], None]
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    trusted_keys: tuple[str, ...] = ()
+    severity_overrides: dict[str, Severity] = field(default_factory=dict)
+    keep_events: bool = True
+    limits: Limits = DEFAULT_LIMITS
+    progress: Progress | None = None
+
+
+def parse_trusted_keys(texts: Sequence[str]) -> tuple[VerifierKey, ...]:
+    keys = []
+    for text in texts:
+        try:
+            keys.append(parse_verifier_key(text.strip()))
+        except KeyFormatError as exc:
+            raise UsageError(f"--trust-key {text!r}: {exc}") from exc
+    return tuple(keys)
+
+
+def verify_bundle(path: str | os.PathLike[str], options: VerifyOptions | None = None,
+                  *, stack: ExitStack | None = None) -> VerificationReport:
+    """Verify a bundle.  Pass ``stack`` to keep an expanded archive alive afterwards
+    (the render stage reads payload bytes from ``report.bundle.root``)."""
+    opts = options or VerifyOptions()
+    pinned = parse_trusted_keys(opts.trusted_keys)
+    sink = DiagnosticSink(overrides=dict(opts.severity_overrides))
+    own = stack is None
+    es = ExitStack() if own else stack
+    assert es is not None
+    try:
+        src = es.enter_context(open_bundle(path, sink, opts.limits))
+        return _verify(src, opts, pinned, sink)
+    finally:
+        if own:
+            es.close()
+
+
+def _read_model(src: BundleSource, rel: str, model: type[BaseModel], missing: str,
+                invalid: str, sink: DiagnosticSink, limits: Limits) -> Any:
+    p = src.path(rel)
+    if p is None or not p.is_file():
+        sink.emit(missing, f"{rel} is missing", Location(path=rel))
+        return None
+    if p.stat().st_size > limits.max_side_file_bytes:
+        sink.emit(invalid, f"{rel} is larger than {limits.max_side_file_bytes} bytes",
+                  Location(path=rel))
+        return None
+    try:
+        obj = parse_strict(p.read_bytes())
+        return model.model_validate(obj)
+    except CanonicalError as exc:
+        sink.emit(invalid, f"{rel}: {exc}", Location(path=rel))
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        if where == "format":
+            sink.emit("RB204", f"{rel}: unsupported format (this tool reads {FORMAT_VERSION})",
+                      Location(path=rel))
+        else:
+            sink.emit(invalid, f"{rel}: {where}: {first['msg']}", Location(path=rel))
+    return None
+
+
+def _verify(src: BundleSource, opts: VerifyOptions, pinned: tuple[VerifierKey, ...],
+            sink: DiagnosticSink) -> VerificationReport:
+    limits = opts.limits
+    # Step 2: side files.
+    meta: BundleMetadata | None = _read_model(src, layout.METADATA, BundleMetadata, "RB105",
+                                              "RB108", sink, limits)
+    manifest: Manifest | None = _read_model(src, layout.MANIFEST, Manifest, "RB106", "RB109",
+                                            sink, limits)
+    bundle = LoadedBundle(source_path=src.origin, root=src.root, metadata=meta, manifest=manifest)
+    report = VerificationReport(bundle, sink, tuple(k.to_text() for k in pinned))
+    report.steps_completed.append("side files")
+    # Step 3: checkpoints and signatures.
+    ring = KeyRing(pinned, declared_keys(meta.keys, sink) if meta else ())
+    parsed = read_checkpoints(src, ring, meta.origin if meta else None, sink,
+                              limits.max_side_file_bytes)
+    report.steps_completed.append("checkpoint signatures")
+    # Step 4: the event stream.
+    events_path = src.path(layout.EVENTS)
+    if events_path is None or not events_path.is_file():
+        sink.emit("RB107", f"{layout.EVENTS} is missing", Location(path=layout.EVENTS))
+        bundle.checkpoints = settle_checkpoints(parsed, {}, 0, ring, sink)
+        return report
+    wanted = {pc.checkpoint.size for pc in parsed}
+    roots: dict[int, bytes] = {0: MerkleAccumulator().root()} if 0 in wanted else {}
+    ledger = PayloadLedger()
+    invariants = InvariantChecker(sink)
+    _stream_events(src, events_path, opts, bundle, ledger, invariants, roots, wanted, sink)
+    report.steps_completed.append("event log")
+    n = len(bundle.leaf_hashes) // 32
+    if n == 0 and bundle.line_count == 0:
+        sink.emit("RB110", "the event log is empty", Location(path=layout.EVENTS))
+    # Step 5: checkpoints against the log.
+    bundle.checkpoints = settle_checkpoints(parsed, roots, n, ring, sink)
+    report.steps_completed.append("checkpoint roots")
+    # Step 6: payloads.
+    bundle.payloads = check_payloads(src, manifest, ledger, sink)
+    report.steps_completed.append("payloads")
+    # Step 7: whole-log invariants.
+    invariants.finish()
+    report.steps_completed.append("invariants")
+    return report
+
+
+def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: LoadedBundle,
+                   ledger: PayloadLedger, invariants: InvariantChecker,
+                   roots: dict[int, bytes], wanted: set[int], sink: DiagnosticSink) -> None:
+    tree = MerkleAccumulator()
+    prev_hex = layout.ZERO_HASH
+    seqs = _SeqTracker()
+    last_time = ""
+    progress = opts.progress
+    for raw in iter_event_lines(path, sink, layout.EVENTS, opts.limits):
+        bundle.line_count = raw.line_no
+        h = leaf_hash(raw.data)
+        bundle.leaf_hashes += h
+        tree.append(h)
+        if tree.size in wanted:
+            roots[tree.size] = tree.root()
+        loc = Location(path=layout.EVENTS, line=raw.line_no)
+        obj = raw.obj
+        if obj is not None:
+            seq = obj.get("seq")
+            if isinstance(seq, int) and not isinstance(seq, bool):
+                loc = Location(path=layout.EVENTS, line=raw.line_no, seq=seq)
+                seqs.check(seq, raw.line_no, sink, loc)
+            if obj.get("prev") != prev_hex:
+                sink.emit("RB300", f"prev is {str(obj.get('prev'))[:16]}…, expected "
+                          f"{prev_hex[:16]}… (leaf hash of line {raw.line_no - 1})", loc)
+            ev = validate_event(obj, sink, loc)
+            if ev is not None:
+                bundle.event_lines[ev.seq] = raw.line_no
+                if ev.time < last_time:
+                    sink.emit("RB205", f"time {ev.time} is earlier than the previous event's "
+                              f"{last_time}", loc)
+                last_time = max(last_time, ev.time)
+                invariants.observe(ev, loc)
+                if isinstance(ev, IndividualEvent) and ev.payload is not None:
+                    ledger.commit(ev.payload, ev.seq)
+                elif isinstance(ev, RedactionEvent):
+                    ledger.redact(ev)
+                if opts.keep_events:
+                    bundle.events.append(ev)
+        prev_hex = h.hex()
+        if progress is not None and raw.line_no % 10_000 == 0:
+            progress("verify", raw.line_no)
+
+
+class _SeqTracker:
+    """Classify seq anomalies once each, instead of flagging every later line."""
+
+    def __init__(self) -> None:
+        self.seen: set[int] = set()
+        self.expected = 0
+
+    def check(self, seq: int, line: int, sink: DiagnosticSink, loc: Location) -> None:
+        if seq in self.seen:
+            sink.emit("RB207", f"seq {seq} appears again at line {line}: an event was inserted",
+                      loc)
+        elif seq > self.expected:
+            missing = f"{self.expected}" if seq == self.expected + 1 else \
+                f"{self.expected}..{seq - 1}"
+            sink.emit("RB203", f"seq jumps from {self.expected - 1} to {seq} at line {line}: "
+                      f"event(s) {missing} are missing (deleted?)", loc)
+        elif seq < self.expected:
+            sink.emit("RB206", f"seq {seq} at line {line} comes after seq {self.expected - 1}: "
+                      "events were reordered", loc)
+        self.seen.add(seq)
+        self.expected = max(self.expected, seq + 1)
