@@ -1,0 +1,1 @@
+"""Scripts that regenerate the committed example bundles byte for byte."""

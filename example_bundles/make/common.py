@@ -1,0 +1,66 @@
+"""Shared plumbing for the example generators: demo key, fixed clock, fresh folder.
+
+Determinism rules for every generator:
+* timestamps come from :class:`FixedClock`, never from the wall clock;
+* random numbers come from ``random.Random(<fixed seed>)``;
+* no dict/set iteration order leaks into bytes without sorting;
+* plots are written by hand-built SVG or PNG code (no matplotlib metadata).
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+from bundler.author import BundleWriter
+from bundler.integrity.note import SignerKey, parse_signer_key
+
+HERE = Path(__file__).resolve().parent
+EXAMPLES = HERE.parent
+DEMO_KEY_FILE = EXAMPLES / "DEMO-KEY-NOT-SECRET.key"
+DEMO_PUB_FILE = EXAMPLES / "demo-key.pub"
+
+
+def demo_signer() -> SignerKey:
+    """The committed, deliberately public demo key.  Never use it for real bundles."""
+    return parse_signer_key(DEMO_KEY_FILE.read_text(encoding="utf-8").strip())
+
+
+def demo_verifier_text() -> str:
+    lines = DEMO_PUB_FILE.read_text(encoding="utf-8").splitlines()
+    return next(ln for ln in lines if ln and not ln.startswith("#"))
+
+
+class FixedClock:
+    """Deterministic RFC 3339 times: start, then +step seconds per call.
+
+    ``advance()`` jumps ahead (e.g. for an instrument result arriving days
+    later) without breaking monotonic order.
+    """
+
+    def __init__(self, start: str, step_seconds: float = 7.0) -> None:
+        self.now = datetime.fromisoformat(start.replace("Z", "+00:00")).astimezone(UTC)
+        self.step = timedelta(seconds=step_seconds)
+
+    def __call__(self) -> str:
+        self.now += self.step
+        return self.now.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+def fresh_writer(name: str, *, title: str, description: str, start: str,
+                 checkpoint_every: int = 50, out_dir: Path | None = None,
+                 step_seconds: float = 7.0) -> tuple[BundleWriter, FixedClock]:
+    """Delete and recreate ``example_bundles/<name>`` and return a writer on it."""
+    target = (out_dir or EXAMPLES) / name
+    if target.exists():
+        shutil.rmtree(target)
+    clock = FixedClock(start, step_seconds)
+    writer = BundleWriter.create(
+        target, title=title, description=description, signer=demo_signer(),
+        origin=f"example.invalid/review-bundler/{name}", created=start,
+        checkpoint_every=checkpoint_every, clock=clock, generator="review-bundler examples")
+    return writer, clock
