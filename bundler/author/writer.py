@@ -13,6 +13,7 @@ complete line, and everything up to its last checkpoint is signed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -171,7 +172,7 @@ class BundleWriter:
                           salted=salt is not None)
 
     # ------------------------------------------------------------------ events
-    def append(self, type: str, **fields: Any) -> EventBase:  # noqa: A002
+    def append(self, type: str, **fields: Any) -> EventBase:
         """Validate, canonicalise and append one event; returns the model."""
         self._check_open()
         model = EVENT_MODELS.get(type)
@@ -209,7 +210,7 @@ class BundleWriter:
         return event
 
     def redact(self, digest: str, *, reason: str, authority: str, run: str, stream: str,
-               id: str | None = None, time: str | None = None) -> EventBase:  # noqa: A002
+               id: str | None = None, time: str | None = None) -> EventBase:
         """Append the redaction record, then delete the bytes (and salt).
 
         The event comes first: a crash between the two steps leaves a
@@ -224,10 +225,8 @@ class BundleWriter:
         event = self.append("redaction", id=id or f"redaction:{digest[7:23]}", target=digest,
                             reason=reason, authority=authority, run=run, stream=stream, time=time)
         for rel in (entry.path, layout.salt_path(digest)):
-            try:
+            with contextlib.suppress(FileNotFoundError):
                 (self.root / rel).unlink()
-            except FileNotFoundError:
-                pass
         self._manifest[digest] = entry.model_copy(update={"state": "redacted"})
         self._write_manifest()
         return event

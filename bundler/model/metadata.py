@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from bundler.model.events import DIGEST_PATTERN, FORMAT_VERSION
+from bundler.model.events import DIGEST_PATTERN
 
 MANIFEST_VERSION = "review-bundle-manifest/1"
 
@@ -16,7 +16,7 @@ class BundleMetadata(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["review-bundle/1"] = FORMAT_VERSION
+    format: Literal["review-bundle/1"] = "review-bundle/1"
     title: str = Field(max_length=500)
     description: str = Field(default="", max_length=50_000, description="Markdown")
     created: str = Field(description="RFC 3339 creation time")
@@ -44,5 +44,5 @@ class Manifest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    format: Literal["review-bundle-manifest/1"] = MANIFEST_VERSION
+    format: Literal["review-bundle-manifest/1"] = "review-bundle-manifest/1"
     payloads: list[ManifestEntry] = Field(default_factory=list)

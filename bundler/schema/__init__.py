@@ -1,7 +1,7 @@
 """The committed JSON Schema, generated from the pydantic models.
 
-``python -m bundler.schema`` (or ``review-bundler schema``) rewrites ``review-bundle.schema.json``; a test
-fails when the committed file differs from what the models generate.
+``python -m bundler.schema`` rewrites ``review-bundle.schema.json``; a test fails
+when the committed file differs from what the models generate.
 """
 
 from __future__ import annotations

@@ -86,7 +86,7 @@ def check_payloads(src: BundleSource, manifest: Manifest | None, ledger: Payload
             redaction[1] if redaction else None,
             redaction[0].reason if redaction else None,
             redaction[0].authority if redaction else None)
-    for digest, entry in sorted(entries.items()):
+    for digest in sorted(entries):
         if digest not in ledger.commitments:
             sink.emit("RB406", f"manifest lists {digest}, which no event commits to",
                       Location(path=layout.MANIFEST))
