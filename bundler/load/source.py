@@ -39,14 +39,20 @@ class BundleSource:
         """Resolve a bundle-relative path, or ``None`` when it is unsafe or a link."""
         if not is_safe_relpath(rel):
             return None
-        p = self.root.joinpath(*PurePosixPath(rel).parts)
-        try:
-            st = p.lstat()
-        except OSError:
-            return p
-        if stat.S_ISLNK(st.st_mode) or rel in self.unsafe_paths:
-            return None
-        return p
+        parts = PurePosixPath(rel).parts
+        full = self.root.joinpath(*parts)
+        # Every component, not just the last: a symlinked *folder* (payloads/sha256
+        # -> /elsewhere) would otherwise let the verifier read files outside the bundle.
+        p = self.root
+        for i, part in enumerate(parts, 1):
+            p = p / part
+            try:
+                st = p.lstat()
+            except OSError:
+                return full
+            if stat.S_ISLNK(st.st_mode) or "/".join(parts[:i]) in self.unsafe_paths:
+                return None
+        return full
 
     def exists(self, rel: str) -> bool:
         p = self.path(rel)
