@@ -19,6 +19,9 @@ and a fast equality check for the common case.
 from __future__ import annotations
 
 import json
+import math
+import re
+from collections.abc import Mapping
 from typing import Any, Literal, NoReturn, cast
 
 import rfc8785
@@ -37,6 +40,7 @@ CanonicalErrorKind = Literal["utf8", "json", "duplicate_key", "not_canonical", "
 
 #: JCS (via I-JSON) only allows integers that an IEEE 754 double holds exactly.
 MAX_SAFE_INTEGER = 2**53 - 1
+_LONG_DIGITS = re.compile(rb"[0-9]{16}")  # any |integer| > MAX_SAFE_INTEGER has 16+ digits
 
 
 class CanonicalError(ValueError):
@@ -72,7 +76,33 @@ def canonicalize(obj: object) -> bytes:
         ) from exc
     except rfc8785.CanonicalizationError as exc:
         raise CanonicalError(f"cannot canonicalize: {exc}", kind="json") from exc
+    if _LONG_DIGITS.search(out):
+        _reject_unsafe_integral_floats(obj)
     return out
+
+
+def _reject_unsafe_integral_floats(obj: object) -> None:
+    """Refuse floats that JCS prints as integers beyond the safe range (e.g. ``1e20``).
+
+    JCS writes ``1e20`` as ``100000000000000000000``, which Python's parser
+    (and so our verifier) reads back as an integer that JCS refuses: such a
+    line could be written but never verified.  Failing here keeps the writer
+    and the verifier in agreement.
+    """
+    stack = [obj]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, float):
+            if value.is_integer() and MAX_SAFE_INTEGER < abs(value) < 1e21:
+                raise CanonicalError(
+                    f"cannot canonicalize: float {value!r} would be written as the integer "
+                    f"{math.trunc(value)}, beyond +/-{MAX_SAFE_INTEGER}; store it as a string",
+                    kind="json",
+                )
+        elif isinstance(value, Mapping):
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
 
 
 def _reject_constant(name: str) -> NoReturn:
@@ -191,4 +221,3 @@ def parse_canonical(data: bytes) -> object:
     obj = parse_strict(data)
     check_canonical(data, obj)
     return obj
-

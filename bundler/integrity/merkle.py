@@ -243,9 +243,7 @@ def _check_hashes(proof: Sequence[bytes]) -> None:
             raise ProofError(f"proof hash {i} is {len(h)} bytes, expected {HASH_SIZE}")
 
 
-def root_from_inclusion_proof(
-    index: int, size: int, leaf: bytes, proof: Sequence[bytes]
-) -> bytes:
+def root_from_inclusion_proof(index: int, size: int, leaf: bytes, proof: Sequence[bytes]) -> bytes:
     """Root implied by an inclusion proof (RFC 9162 section 2.1.3.2, steps 1-4)."""
     if not 0 <= index < size:
         raise ProofError(f"leaf index {index} is not below tree size {size}")
@@ -258,10 +256,9 @@ def root_from_inclusion_proof(
             raise ProofError(f"inclusion proof too long: {len(proof)} hashes for size {size}")
         if fn & 1 or fn == sn:
             r = node_hash(p, r)
-            if not fn & 1:
-                while fn and not fn & 1:
-                    fn >>= 1
-                    sn >>= 1
+            while fn and not fn & 1:  # only when fn == sn: climb to the next left turn
+                fn >>= 1
+                sn >>= 1
         else:
             r = node_hash(r, p)
         fn >>= 1
@@ -299,11 +296,11 @@ def verify_consistency(
         if proof:
             raise ProofError(f"sizes are equal ({size1}) but the proof has {len(proof)} hashes")
         if root1 != root2:
-            raise ProofError(f"sizes are equal ({size1}) but roots differ", expected=root1,
-                             computed=root2)
+            raise ProofError(
+                f"sizes are equal ({size1}) but roots differ", expected=root1, computed=root2
+            )
         if size1 == 0 and root1 != EMPTY_ROOT:
-            raise ProofError("root of the empty tree is wrong", expected=EMPTY_ROOT,
-                             computed=root1)
+            raise ProofError("root of the empty tree is wrong", expected=EMPTY_ROOT, computed=root1)
         return
     if size1 == 0:
         raise ProofError("a consistency proof from the empty tree is meaningless")
@@ -324,19 +321,19 @@ def verify_consistency(
         if fn & 1 or fn == sn:
             fr = node_hash(c, fr)
             sr = node_hash(c, sr)
-            if not fn & 1:
-                while fn and not fn & 1:
-                    fn >>= 1
-                    sn >>= 1
+            while fn and not fn & 1:
+                fn >>= 1
+                sn >>= 1
         else:
             sr = node_hash(sr, c)
         fn >>= 1
         sn >>= 1
     if sn != 0:  # step 7
         raise ProofError(f"consistency proof too short: {len(proof)} hashes")
-    if fr != root1:
-        raise ProofError(f"consistency proof does not match the root of size {size1}",
-                         expected=root1, computed=fr)
-    if sr != root2:
-        raise ProofError(f"consistency proof does not match the root of size {size2}",
-                         expected=root2, computed=sr)
+    for size, root, computed in ((size1, root1, fr), (size2, root2, sr)):
+        if computed != root:
+            raise ProofError(
+                f"consistency proof does not match the root of size {size}",
+                expected=root,
+                computed=computed,
+            )

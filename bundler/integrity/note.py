@@ -29,6 +29,8 @@ __all__ = [
     "NoteVerificationError",
     "SignerKey",
     "VerifierKey",
+    "b64decode_strict",
+    "b64encode",
     "generate_signer",
     "key_id",
     "open_checkpoint",
@@ -75,6 +77,7 @@ def b64decode_strict(text: str, what: str, error: type[ValueError] = NoteFormatE
 
 
 def b64encode(raw: bytes) -> str:
+    """Standard base64 with padding, as text."""
     return base64.b64encode(raw).decode("ascii")
 
 
@@ -101,6 +104,16 @@ class VerifierKey:
     name: str
     key_id: bytes
     public_key: bytes
+
+    def __post_init__(self) -> None:
+        _check_name(self.name, KeyFormatError)
+        if len(self.key_id) != 4 or len(self.public_key) != 32:
+            raise KeyFormatError("a verifier key needs a 4-byte key ID and a 32-byte public key")
+
+    @classmethod
+    def from_public_key(cls, name: str, public_key: bytes) -> VerifierKey:
+        """Build a key with its computed (recommended) key ID."""
+        return cls(name=name, key_id=key_id(name, public_key), public_key=public_key)
 
     def to_text(self) -> str:
         """``NAME+hex(keyid)+base64(0x01 || pub32)``, as Go's ``note.NewVerifier`` reads it."""
@@ -139,12 +152,16 @@ class SignerKey:
     name: str
     private_key: bytes = field(repr=False)
 
+    def __post_init__(self) -> None:
+        _check_name(self.name, KeyFormatError)
+        if len(self.private_key) != 32:
+            raise KeyFormatError("an Ed25519 signer key is a 32-byte seed")
+
     def _key(self) -> Ed25519PrivateKey:
         return Ed25519PrivateKey.from_private_bytes(self.private_key)
 
     def verifier(self) -> VerifierKey:
-        public = self._key().public_key().public_bytes_raw()
-        return VerifierKey(name=self.name, key_id=key_id(self.name, public), public_key=public)
+        return VerifierKey.from_public_key(self.name, self._key().public_key().public_bytes_raw())
 
     def to_text(self) -> str:
         """``PRIVATE+KEY+NAME+hex(keyid)+base64(0x01 || seed32)``, Go's signer key format."""
@@ -176,7 +193,6 @@ def parse_signer_key(text: str) -> SignerKey:
 
 def generate_signer(name: str) -> SignerKey:
     """A fresh random signer; the seed comes from ``os.urandom``."""
-    _check_name(name, KeyFormatError)
     return SignerKey(name=name, private_key=os.urandom(32))
 
 
@@ -212,7 +228,6 @@ def sign_note(body: str, signers: Sequence[SignerKey]) -> str:
     message = body.encode("utf-8")
     lines = []
     for signer in signers:
-        _check_name(signer.name, KeyFormatError)
         kid = signer.verifier().key_id
         lines.append(NoteSignature(signer.name, kid, signer.sign(message)).to_line())
     return body + "\n" + "".join(lines)

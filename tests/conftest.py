@@ -1,0 +1,46 @@
+"""Shared pytest fixtures."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+_TESTS_DIR = Path(__file__).resolve().parent
+
+
+def _find_shared_dir() -> Path | None:
+    """``$REVIEW_BUNDLER_SHARED``, else the nearest ``<ancestor>/../shared`` above ``tests/``."""
+    env = os.environ.get("REVIEW_BUNDLER_SHARED")
+    if env:
+        return Path(env)
+    for folder in (_TESTS_DIR, *_TESTS_DIR.parents):
+        candidate = folder.parent / "shared"
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+@pytest.fixture(scope="session")
+def vectors_dir() -> Path:
+    """The public test vectors (``shared/vectors``); their absence is a failure, not a skip.
+
+    CI checks out ``shared/`` beside the clone; silently skipping would let the
+    integrity code ship untested against the standards it claims to follow.
+    """
+    shared = _find_shared_dir()
+    vectors = shared / "vectors" if shared is not None else None
+    if vectors is None or not (vectors / "SOURCES.md").is_file():
+        where = (
+            f"REVIEW_BUNDLER_SHARED={os.environ['REVIEW_BUNDLER_SHARED']!r} has no "
+            "vectors/SOURCES.md"
+            if os.environ.get("REVIEW_BUNDLER_SHARED")
+            else f"no <ancestor>/../shared/vectors/SOURCES.md above {_TESTS_DIR}"
+        )
+        pytest.fail(
+            f"public test vectors not found: {where}. Check out shared/ beside the clone "
+            "or set REVIEW_BUNDLER_SHARED to the shared/ folder.",
+            pytrace=False,
+        )
+    return vectors
