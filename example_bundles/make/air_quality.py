@@ -1,0 +1,927 @@
+"""Example bundle ``air-quality``: LEDGER case study 1, hourly air-quality analysis.
+
+An analysis agent cleans a UCI-format hourly air-quality file, its first run
+fails on a missing optional dependency (seaborn), a patch replaces the plot
+with a dependency-free SVG writer, the rerun succeeds and the final claims
+quote cells of the tables that rerun wrote.  Nothing here is mocked: the
+data file is synthesised deterministically, the analysis script is really
+executed twice (``python -I -S`` so that site-packages cannot hide the
+failure), and every payload is the exact bytes the script produced.
+
+Binding field syntax
+--------------------
+The ``field`` of every ``EvidenceBinding`` in these examples is simple and
+machine-checkable.  ``evidence`` names an individual; its payload's media
+type decides how ``field`` is read:
+
+Media-type parameters (``; charset=utf-8``) are ignored.
+
+* ``text/csv`` (comma-separated, first line is the header):
+
+  - ``#rows`` is the number of data rows after the header (an int);
+  - ``<column>@<key_column>=<key_value>`` is the cell in ``column`` of the one
+    row whose ``key_column`` cell equals ``key_value`` as text, e.g.
+    ``CO_mean@hour=19``.  Split at the first ``@``, then at the first ``=``.
+
+* ``application/json``: a dotted path of object keys, e.g. ``date_range.first``
+  (an all-digit segment indexes a list).
+* ``text/plain`` (or any text): ``re:<regex>``, the first match in the text;
+  its group 1 if the pattern has a group, else the whole match.  Example:
+  ``re:(\\d+) passed``.
+
+Comparison (``equals``): a string value must equal the resolved text
+exactly; a number value must equal the resolved text parsed as a float (CSV
+cells and regex captures are text); JSON values compare as JSON values.
+:func:`resolve_field` and :func:`value_matches` implement exactly this, and
+each claim's evaluator runs them on the payload bytes before it may record a
+``supported`` verdict.
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+import math
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import uuid
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from bundler.author import BundleWriter
+from example_bundles.make.common import fresh_writer
+
+NAME = "air-quality"
+RUN = "run:airq-2026-03-02"
+CWD = "/home/agent/airq"
+COMMAND = "python analyze_air_quality.py data/airqualityuci.csv out/"
+EVALUATOR = {"name": "airq-recompute", "version": "1.0.0"}
+TRACER = "ledger-tracer 0.3.1"
+UNITS = {"CO": "mg/m³", "NOx": "ppb", "NO2": "µg/m³", "C6H6": "µg/m³"}
+
+Scalar = str | int | float | bool | None
+
+
+# --------------------------------------------------------------- binding syntax
+def resolve_field(data: bytes, media_type: str, field: str) -> Scalar:
+    """Return the value ``field`` designates in ``data`` (see the module docstring)."""
+    text = data.decode("utf-8")
+    media_type = media_type.split(";")[0].strip().lower()
+    if field.startswith("re:"):
+        match = re.search(field[3:], text, re.MULTILINE)
+        if match is None:
+            raise LookupError(f"{field!r} does not match")
+        return match.group(1) if match.re.groups else match.group(0)
+    if media_type == "text/csv":
+        rows = list(csv.reader(io.StringIO(text, newline="")))
+        header, body = rows[0], rows[1:]
+        if field == "#rows":
+            return len(body)
+        column, _, key = field.partition("@")
+        key_column, _, key_value = key.partition("=")
+        ki, ci = header.index(key_column), header.index(column)
+        hits = [r for r in body if r[ki] == key_value]
+        if len(hits) != 1:
+            raise LookupError(f"{field!r} selects {len(hits)} rows")
+        return hits[0][ci]
+    if media_type == "application/json":
+        node: Any = json.loads(text)
+        for part in field.split("."):
+            node = node[int(part)] if isinstance(node, list) else node[part]
+        if isinstance(node, dict | list):
+            raise LookupError(f"{field!r} is not a scalar")
+        return node  # type: ignore[no-any-return]
+    raise LookupError(f"no field syntax for media type {media_type!r}")
+
+
+def value_matches(value: Scalar, resolved: Scalar) -> bool:
+    if isinstance(resolved, str) and isinstance(value, int | float) \
+            and not isinstance(value, bool):
+        try:
+            return float(resolved) == value
+        except ValueError:
+            return False
+    return type(value) is type(resolved) and value == resolved
+
+
+# ------------------------------------------------------------------ transcript
+class ClaudeTranscript:
+    """Claude Code 1.0.x style JSONL lines, each kept verbatim as a trace_record."""
+
+    def __init__(self, w: BundleWriter, clock: Any, *, name: str, seed: int) -> None:
+        self.w, self.clock, self.name = w, clock, name
+        self.rng = random.Random(seed)
+        self.session = self._uuid()
+        self.parent: str | None = None
+        self.lines: list[str] = []
+
+    def _uuid(self) -> str:
+        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
+
+    def _token(self, prefix: str) -> str:
+        alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789"
+        return prefix + "".join(self.rng.choice(alphabet) for _ in range(24))
+
+    def _line(self, kind: str, obj: dict[str, Any] | None, raw: str | None = None,
+              error: str | None = None) -> str:
+        t = self.clock()
+        if obj is not None:
+            uid = self._uuid()
+            obj = {"parentUuid": self.parent, "isSidechain": False, "userType": "external",
+                   "cwd": CWD, "sessionId": self.session, "version": "1.0.98",
+                   "gitBranch": "main", **obj, "uuid": uid,
+                   "timestamp": t[:-1] + f".{self.rng.randrange(1000):03d}Z"}
+            self.parent = uid
+            raw = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
+        assert raw is not None
+        self.lines.append(raw)
+        rid = f"tr:{len(self.lines):03d}"
+        self.w.append("trace_record", id=rid, run=RUN, stream="agent", time=t, raw=raw,
+                      source={"transcript": self.name, "line": len(self.lines),
+                              "format": "claude-code-jsonl"}, record_kind=kind, error=error)
+        return rid
+
+    def _assistant(self, content_item: dict[str, Any], out_tokens: int) -> dict[str, Any]:
+        return {"message": {"id": self._token("msg_01"), "type": "message", "role": "assistant",
+                            "model": "claude-sonnet-4-20250514", "content": [content_item],
+                            "stop_reason": None, "stop_sequence": None,
+                            "usage": {"input_tokens": 4, "output_tokens": out_tokens,
+                                      "cache_read_input_tokens": 15000 + 37 * len(self.lines)}},
+                "requestId": self._token("req_011"), "type": "assistant"}
+
+    def user(self, text: str) -> str:
+        return self._line("message", {"type": "user",
+                                      "message": {"role": "user", "content": text}})
+
+    def say(self, text: str) -> str:
+        return self._line("message", self._assistant({"type": "text", "text": text},
+                                                     len(text) // 4))
+
+    def call(self, tool: str, tool_input: dict[str, Any], kind: str = "tool_call"
+             ) -> tuple[str, str]:
+        tid = self._token("toolu_01")
+        item = {"type": "tool_use", "id": tid, "name": tool, "input": tool_input}
+        return self._line(kind, self._assistant(item, 60 + len(json.dumps(tool_input)) // 4)), tid
+
+    def result(self, tid: str, text: str, *, is_error: bool = False,
+               extra: dict[str, Any] | None = None) -> str:
+        item = {"tool_use_id": tid, "type": "tool_result", "content": text, "is_error": is_error}
+        return self._line("tool_result", {"type": "user",
+                                          "message": {"role": "user", "content": [item]},
+                                          "toolUseResult": extra or {"stdout": text,
+                                                                     "stderr": "",
+                                                                     "interrupted": False,
+                                                                     "isImage": False}})
+
+    def odd(self, kind: str, raw: str, error: str) -> str:
+        """A row the tracer could not normalise: kept verbatim with the reason."""
+        return self._line(kind, None, raw=raw, error=error)
+
+
+# ---------------------------------------------------------------- running code
+def run_script(files: dict[str, bytes], argv: list[str], *, alias: str = CWD,
+               isolated: bool = True, env: dict[str, str] | None = None
+               ) -> tuple[int, str, dict[str, bytes]]:
+    """Really run Python in a scratch folder holding ``files``.
+
+    Returns the exit status, stdout+stderr with the scratch path replaced by
+    ``alias``, and every new file.  ``isolated`` adds ``-I -S`` so that
+    site-packages cannot change the outcome (the missing-dependency failure is
+    then the same on every machine).
+    """
+    with tempfile.TemporaryDirectory(prefix="rb-example-") as tmp:
+        root = Path(tmp)
+        for rel, data in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_bytes(data)
+        flags = ["-I", "-S"] if isolated else ["-B"]
+        proc = subprocess.run([sys.executable, *flags, *argv], cwd=root, capture_output=True,
+                              text=True, check=False,
+                              env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8", **(env or {})})
+        out = (proc.stdout + proc.stderr).replace(str(root.resolve()), alias).replace(tmp, alias)
+        produced = {p.relative_to(root).as_posix(): p.read_bytes()
+                    for p in sorted(root.rglob("*")) if p.is_file()
+                    and p.relative_to(root).as_posix() not in files
+                    and "__pycache__" not in p.parts}
+    return proc.returncode, out, produced
+
+
+def shell_transcript(command: str, output: str, code: int) -> bytes:
+    return f"$ {command}\n{output}[exit status {code}]\n".encode()
+
+
+# -------------------------------------------------------------- the evaluator
+def independent_summary(raw: bytes) -> dict[str, Any]:
+    """Recompute row count, date range and hourly means straight from the raw CSV.
+
+    Written separately from the analysis script on purpose: a claim is only
+    ``supported`` if two independent readings of the source agree.
+    """
+    every = [ln.split(";") for ln in raw.decode("utf-8").splitlines()[1:]]
+    rows = [r for r in every if any(c.strip() for c in r)]
+    header = raw.decode("utf-8").splitlines()[0].split(";")
+    cols = {name: header.index(src) for name, src in
+            (("CO", "CO(GT)"), ("NOx", "NOx(GT)"), ("NO2", "NO2(GT)"), ("C6H6", "C6H6(GT)"))}
+    sums: dict[tuple[int, str], list[float]] = {}
+    for r in rows:
+        hour = int(r[1].split(".")[0])
+        for name, i in cols.items():
+            v = float(r[i].replace(",", "."))
+            if v != -200:
+                sums.setdefault((hour, name), []).append(v)
+    means = {k: f"{sum(v) / len(v):.3f}" for k, v in sums.items()}
+
+    def stamp(r: list[str]) -> str:
+        d, m, y = r[0].split("/")
+        return f"{y}-{m}-{d}T{r[1][:2]}:{r[1][3:5]}"
+
+    def peak(name: str) -> int:
+        return max(range(24), key=lambda h: float(means[(h, name)]))
+
+    peaks = {n: peak(n) for n in cols}
+    missing = {n: sum(1 for r in rows if float(r[i].replace(",", ".")) == -200)
+               for n, i in cols.items()}
+    return {"rows": len(rows), "blank": len(every) - len(rows), "first": stamp(rows[0]),
+            "last": stamp(rows[-1]), "means": means, "peaks": peaks, "missing": missing,
+            "missing_pct": {n: round(100 * m / len(rows), 1) for n, m in missing.items()}}
+
+
+# ------------------------------------------------------------------- assembly
+class Recorder:
+    """The small vocabulary every example uses: artifact, node, phase, edge, claim.
+
+    ``claim`` refuses to write a binding whose value is not what
+    :func:`resolve_field` reads from the payload bytes.
+    """
+
+    def __init__(self, w: BundleWriter, run: str, tracer: str = TRACER) -> None:
+        self.w, self.run, self.tracer = w, run, tracer
+        self.payloads: dict[str, tuple[bytes, str]] = {}
+
+    def artifact(self, iid: str, kind: str, name: str, data: bytes, media: str,
+                 **fields: Any) -> str:
+        ref = self.w.put_payload(data, media, name)
+        self.payloads[iid] = (data, media)
+        self.w.append("individual", id=iid, run=self.run, stream=fields.pop("stream", "agent"),
+                      kind=kind, name=name, payload=ref.model_dump(exclude_defaults=True),
+                      **fields)
+        return iid
+
+    def node(self, nid: str, node_type: str, category: str, label: str,
+             records: list[str] | None = None, individual: str | None = None) -> str:
+        self.w.append("evidence_node", id=nid, run=self.run, stream="tracer", node_type=node_type,
+                      category=category, label=label, records=records or [],
+                      individual=individual)
+        return nid
+
+    def phase(self, wid: str, phase: str, label: str, members: list[str]) -> str:
+        self.w.append("workflow_node", id=wid, run=self.run, stream="tracer", phase=phase,
+                      label=label, members=members)
+        return wid
+
+    def edge(self, relation: str, source: str, target: str, *, confidence: float | None = None,
+             rationale: str = "") -> None:
+        inferred = confidence is not None
+        self.w.append("edge", id=f"e:{source}:{relation}:{target}", run=self.run, stream="tracer",
+                      relation=relation, source=source, target=target,
+                      provenance="inferred" if inferred else "recorded",
+                      inferred_by=self.tracer if inferred else None, confidence=confidence,
+                      rationale=rationale)
+
+    def check(self, evidence: str, field: str, value: Scalar) -> None:
+        data, media = self.payloads[evidence]
+        resolved = resolve_field(data, media, field)
+        if not value_matches(value, resolved):
+            raise AssertionError(f"{evidence} {field} is {resolved!r}, not {value!r}")
+
+    def claim(self, cid: str, text: str, bindings: list[tuple[str, str, Scalar]],
+              trace: list[str], *, stream: str = "agent", **fields: Any) -> str:
+        """Append a claim (final unless told otherwise) after checking every binding."""
+        for evidence, field, value in bindings:
+            self.check(evidence, field, value)
+        fields.setdefault("final", True)
+        fields.setdefault("status", "final" if fields["final"] else "candidate")
+        fields.setdefault("evidence", sorted({b[0] for b in bindings}))
+        fields.setdefault("name", cid.split(":", 1)[1])
+        self.w.append("claim", id=cid, run=self.run, stream=stream, text=text, trace=trace,
+                      bindings=[{"evidence": e, "field": f, "value": v} for e, f, v in bindings],
+                      **fields)
+        return cid
+
+
+# ------------------------------------------------------------------- the data
+DESCRIPTION = """\
+A reproducible tabular analysis of an hourly air-quality file in the UCI Air
+Quality layout (`;`-separated, decimal commas, `-200` = missing).  The data are
+**synthetic** (a seeded generator with weekday rush hours and instrument
+outages); the analysis script is real and was really run.  Its first run failed
+on a missing optional dependency (`seaborn`), a patch replaced the plot with a
+dependency-free SVG writer, and the rerun wrote the tables, plot and report
+that the final claims quote.  Every claim binds the cell it quotes, and an
+independent evaluator recomputed each value from the payload bytes.
+"""
+
+PROMPT = """\
+Analyse data/airqualityuci.csv (hourly air-quality readings, UCI format).
+1. Inspect and clean it: parse timestamps, convert numbers, and handle the
+   documented missing-value convention (-200).
+2. Report the number of rows, the date range and the missingness per column.
+3. Characterise the typical daily pattern of the main pollutants (CO, NOx,
+   NO2, C6H6): the mean for each hour of the day and the peak hour of each.
+Write the tables, a plot and a short Markdown report to out/."""
+
+
+def _bump(x: float, mu: float, sd: float) -> float:
+    return math.exp(-0.5 * ((x - mu) / sd) ** 2)
+
+
+def synth_raw_csv(rows: int = 2400, seed: int = 2004) -> bytes:
+    """Hourly readings with weekday rush hours, instrument outages and blank tail rows."""
+    rng = random.Random(seed)
+
+    def outages(n: int, lo: int, hi: int) -> list[range]:
+        spans = []
+        for _ in range(n):
+            first = rng.randrange(rows - hi)
+            spans.append(range(first, first + rng.randint(lo, hi)))
+        return spans
+
+    co_gaps, nox_gaps, station_gaps = outages(5, 12, 60), outages(3, 20, 70), outages(1, 18, 30)
+    lines = ["Date;Time;CO(GT);PT08.S1(CO);C6H6(GT);NOx(GT);NO2(GT);T;RH;AH;;"]
+    start = datetime(2004, 3, 10, 18)
+
+    def dec(v: float, places: int = 1) -> str:
+        return f"{v:.{places}f}".replace(".", ",")
+
+    for i in range(rows):
+        t = start + timedelta(hours=i)
+        h, wk = t.hour, (1.0, 1.0, 1.0, 1.0, 1.0, 0.7, 0.55)[t.weekday()]
+        cars = 0.25 + 0.95 * _bump(h, 8.3, 1.2) + 1.1 * _bump(h, 19.2, 1.5) \
+            + 0.35 * _bump(h, 13.5, 2.2)
+        vans = 0.25 + 1.25 * _bump(h, 7.9, 1.1) + 0.95 * _bump(h, 18.8, 1.4)
+        co = max(0.1, (0.4 + 2.7 * cars * wk) * rng.lognormvariate(0, 0.22)
+                 * (1 - 0.15 * i / rows))
+        s1 = round(720 + 215 * co + rng.gauss(0, 35))
+        c6 = max(0.1, 4.1 * co ** 1.12 * rng.lognormvariate(0, 0.12))
+        nox = round(max(5, (35 + 190 * vans * wk) * rng.lognormvariate(0, 0.25)))
+        no2 = round(max(5, (48 + 30 * cars * wk + 34 * _bump(h, 20.8, 2.0))
+                        * rng.lognormvariate(0, 0.15)))
+        base = 9 + 11 * i / rows
+        temp = base + 5.5 * math.sin((h - 9) / 24 * 2 * math.pi) + rng.gauss(0, 1.1)
+        rh = min(92.0, max(14.0, 62 - 2.1 * (temp - base) + rng.gauss(0, 6)))
+        ah = rh * 6.112 * math.exp(17.67 * temp / (temp + 243.5)) * 2.1674 / (273.15 + temp) / 10
+        cells = [dec(co), str(s1), dec(c6), str(nox), str(no2), dec(temp), dec(rh), dec(ah, 4)]
+        gone = set()
+        if any(i in g for g in co_gaps) or rng.random() < 0.025:
+            gone.add(0)
+        if any(i in g for g in nox_gaps) or rng.random() < 0.02:
+            gone.update((3, 4))
+        if any(i in g for g in station_gaps):
+            gone.update((1, 2, 5, 6, 7))
+        cells = ["-200" if k in gone else c for k, c in enumerate(cells)]
+        lines.append(f"{t:%d/%m/%Y};{t:%H.%M.%S};" + ";".join(cells) + ";;")
+    lines += [";" * 11] * 3
+    return ("\n".join(lines) + "\n").encode()
+
+
+CHECK = """\
+import csv, json, xml.etree.ElementTree as ET
+s = json.load(open("out/summary.json"))
+rows = list(csv.DictReader(open("out/cleaned.csv")))
+assert len(rows) == s["rows"], (len(rows), s["rows"])
+hourly = list(csv.DictReader(open("out/hourly_means.csv")))
+assert [int(r["hour"]) for r in hourly] == list(range(24))
+peaks = list(csv.DictReader(open("out/peaks.csv")))
+for p in peaks:
+    best = max(hourly, key=lambda r: float(r[p["pollutant"] + "_mean"]))
+    assert int(best["hour"]) == int(p["peak_hour"]), p
+svg = ET.parse("out/hourly_profile.svg").getroot()
+lines = svg.findall("{http://www.w3.org/2000/svg}polyline")
+assert len(lines) == len(peaks)
+report = open("out/report.md", encoding="utf-8").read()
+assert all(f"| {p['pollutant']} | {int(p['peak_hour']):02d}:00 |" in report for p in peaks)
+print(f"cleaned rows {len(rows)} == summary rows {s['rows']}")
+print(f"hourly table has 24 hours; peak_hour is the argmax for {len(peaks)} pollutants")
+print(f"svg parses with {len(lines)} polylines; report lists every peak hour")
+print("OK")
+"""
+
+
+# ----------------------------------------------------------------- the script
+SCRIPT = r'''"""Clean a UCI-format hourly air-quality file and summarise its daily pattern.
+
+Usage: python analyze_air_quality.py data/airqualityuci.csv out/
+
+The file is ';'-separated with decimal commas, Date as dd/mm/yyyy and Time
+as HH.MM.SS; the documented missing-value marker is -200.  Blank trailing
+rows (';;;;...') are skipped.  Writes cleaned.csv, summary.json,
+hourly_means.csv, peaks.csv, hourly_profile.svg and report.md to out/.
+"""
+
+import csv
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+#@IMPORT@
+MISSING = -200.0
+COLUMNS = {"CO(GT)": "CO", "PT08.S1(CO)": "PT08_S1_CO", "C6H6(GT)": "C6H6", "NOx(GT)": "NOx",
+           "NO2(GT)": "NO2", "T": "T", "RH": "RH", "AH": "AH"}
+POLLUTANTS = {"CO": "mg/m³", "NOx": "ppb", "NO2": "µg/m³", "C6H6": "µg/m³"}
+COLOURS = {"CO": "#1f77b4", "NOx": "#d62728", "NO2": "#2ca02c", "C6H6": "#9467bd"}
+
+
+def number(text):
+    text = text.strip().replace(",", ".")
+    if not text:
+        return None
+    value = float(text)
+    return None if value == MISSING else value
+
+
+def load(path):
+    rows, blank = [], 0
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.reader(fh, delimiter=";")
+        header = [h for h in next(reader) if h]
+        for cells in reader:
+            if not any(c.strip() for c in cells):
+                blank += 1
+                continue
+            stamp = datetime.strptime(f"{cells[0]} {cells[1]}", "%d/%m/%Y %H.%M.%S")
+            row = {"datetime": stamp}
+            for name, cell in zip(header[2:], cells[2:len(header)]):
+                row[COLUMNS[name]] = number(cell)
+            rows.append(row)
+    return rows, blank
+
+
+def fmt(value):
+    return "" if value is None else format(value, "g")
+
+
+def hourly_means(rows):
+    table = []
+    for hour in range(24):
+        entry = {"hour": hour}
+        for name in POLLUTANTS:
+            values = [r[name] for r in rows if r["datetime"].hour == hour and r[name] is not None]
+            entry[name] = sum(values) / len(values) if values else None
+            entry[name + "_n"] = len(values)
+        table.append(entry)
+    return table
+
+
+def write_csv(path, header, rows):
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        writer = csv.writer(fh, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+#@PLOT@
+
+
+def main(source, out_dir):
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows, blank = load(source)
+    names = list(COLUMNS.values())
+    write_csv(out / "cleaned.csv", ["datetime", *names],
+              [[r["datetime"].strftime("%Y-%m-%dT%H:%M"), *(fmt(r[n]) for n in names)]
+               for r in rows])
+    missing = {n: sum(1 for r in rows if r[n] is None) for n in names}
+    summary = {
+        "rows": len(rows),
+        "skipped_blank_rows": blank,
+        "date_range": {"first": rows[0]["datetime"].strftime("%Y-%m-%dT%H:%M"),
+                       "last": rows[-1]["datetime"].strftime("%Y-%m-%dT%H:%M")},
+        "missing": missing,
+        "missing_pct": {n: round(100 * m / len(rows), 1) for n, m in missing.items()},
+    }
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
+    table = hourly_means(rows)
+    header = ["hour"]
+    for name in POLLUTANTS:
+        header += [name + "_mean", name + "_n"]
+    write_csv(out / "hourly_means.csv", header,
+              [[e["hour"], *(x for n in POLLUTANTS for x in (f"{e[n]:.3f}", e[n + "_n"]))]
+               for e in table])
+    peaks = []
+    for name in POLLUTANTS:
+        top = max(table, key=lambda e: round(e[name], 3))
+        low = min(table, key=lambda e: round(e[name], 3))
+        peaks.append([name, top["hour"], f"{top[name]:.3f}", low["hour"], f"{low[name]:.3f}"])
+    write_csv(out / "peaks.csv",
+              ["pollutant", "peak_hour", "peak_mean", "trough_hour", "trough_mean"], peaks)
+    plot(table, out / "hourly_profile.svg")
+    lines = [
+        "# Daily pollutant patterns", "",
+        f"Source: `{source}`; {len(rows)} hourly rows from {summary['date_range']['first']} "
+        f"to {summary['date_range']['last']} ({blank} blank trailing rows skipped).", "",
+        "## Missing values (-200 in the source)", "", "| column | missing | % |", "|---|---:|---:|",
+        *(f"| {n} | {missing[n]} | {summary['missing_pct'][n]} |" for n in names), "",
+        "## Peak hours (mean over all days)", "",
+        "| pollutant | peak hour | peak mean | trough hour | trough mean | unit |",
+        "|---|---:|---:|---:|---:|---|",
+        *(f"| {p[0]} | {p[1]:02d}:00 | {p[2]} | {p[3]:02d}:00 | {p[4]} | {POLLUTANTS[p[0]]} |"
+          for p in peaks), "",
+        "![Mean hourly profile](hourly_profile.svg)", "",
+    ]
+    (out / "report.md").write_text("\n".join(lines), encoding="utf-8")
+    print(f"rows={len(rows)} blank_skipped={blank} first={summary['date_range']['first']} "
+          f"last={summary['date_range']['last']}")
+    for p in peaks:
+        print(f"peak {p[0]}: {p[1]:02d}:00 mean {p[2]} {POLLUTANTS[p[0]]}")
+    print(f"wrote {len(list(out.iterdir()))} files to {out_dir}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2])
+'''
+
+PLOT_SEABORN = """\
+def plot(table, path):
+    sns.set_theme(style="whitegrid")
+    ax = None
+    for name in POLLUTANTS:
+        peak = max(e[name] for e in table)
+        ax = sns.lineplot(x=[e["hour"] for e in table], y=[e[name] / peak for e in table],
+                          label=name, color=COLOURS[name], ax=ax)
+    ax.set(xlabel="hour of day", ylabel="share of peak-hour mean", xticks=range(0, 24, 3))
+    ax.figure.savefig(path)"""
+
+PLOT_SVG = r'''def plot(table, path):
+    """Dependency-free SVG: each pollutant as a share of its own peak-hour mean."""
+    width, height, left, top, plot_w, plot_h = 640, 380, 60, 40, 540, 260
+
+    def x(hour):
+        return left + plot_w * hour / 23
+
+    def y(share):
+        return top + plot_h * (1 - share)
+
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="12">',
+             "<title>Mean hourly profile per pollutant</title>",
+             f'<rect width="{width}" height="{height}" fill="#ffffff"/>',
+             f'<text x="{left}" y="24" font-size="14">Mean by hour of day '
+             "(share of each pollutant's peak-hour mean)</text>"]
+    for tick in range(0, 24, 3):
+        parts.append(f'<line x1="{x(tick):.1f}" y1="{top}" x2="{x(tick):.1f}" '
+                     f'y2="{top + plot_h}" stroke="#dddddd"/>')
+        parts.append(f'<text x="{x(tick):.1f}" y="{top + plot_h + 16}" '
+                     f'text-anchor="middle">{tick:02d}</text>')
+    for share in (0, 0.25, 0.5, 0.75, 1):
+        parts.append(f'<line x1="{left}" y1="{y(share):.1f}" x2="{left + plot_w}" '
+                     f'y2="{y(share):.1f}" stroke="#dddddd"/>')
+        parts.append(f'<text x="{left - 6}" y="{y(share) + 4:.1f}" '
+                     f'text-anchor="end">{share:.2f}</text>')
+    for i, name in enumerate(POLLUTANTS):
+        peak = max(e[name] for e in table)
+        points = " ".join(f"{x(e['hour']):.1f},{y(e[name] / peak):.1f}" for e in table)
+        parts.append(f'<polyline fill="none" stroke="{COLOURS[name]}" stroke-width="2" '
+                     f'points="{points}"><title>{name}</title></polyline>')
+        parts.append(f'<text x="{left + 10 + 80 * i}" y="{height - 10}" '
+                     f'fill="{COLOURS[name]}">&#9632; {name}</text>')
+    parts.append(f'<text x="{left + plot_w // 2}" y="{top + plot_h + 34}" '
+                 'text-anchor="middle">hour of day</text>')
+    parts.append("</svg>")
+    path.write_text("\n".join(parts) + "\n", encoding="utf-8")'''
+
+
+def analysis_script(version: int) -> bytes:
+    """Version 1 plots with seaborn (absent here); version 2 writes SVG by hand."""
+    if version == 1:
+        text = SCRIPT.replace("#@IMPORT@", "\nimport seaborn as sns\n")
+        return text.replace("#@PLOT@", PLOT_SEABORN).encode()
+    return SCRIPT.replace("#@IMPORT@", "").replace("#@PLOT@", PLOT_SVG).encode()
+
+
+# ---------------------------------------------------------------- the session
+def _inspect(a: Recorder, t: ClaudeTranscript, raw: bytes, raw_nodes: list[str]) -> list[str]:
+    """head / wc / tail / environment check: each a real command result on the real file."""
+    text = raw.decode()
+    probe = ("import importlib.util as u; "
+             "print({m: u.find_spec(m) is not None for m in ('pandas', 'numpy')})")
+    code, env_out, _ = run_script({}, ["-c", probe])
+    assert code == 0, env_out
+    commands = [
+        ("head", "head -n 5 data/airqualityuci.csv", "Preview the header and first rows",
+         "".join(text.splitlines(keepends=True)[:5])),
+        ("wc", "wc -l data/airqualityuci.csv", "Count lines",
+         f"{text.count(chr(10))} data/airqualityuci.csv\n"),
+        ("tail", "tail -n 4 data/airqualityuci.csv", "Inspect the ending rows",
+         "".join(text.splitlines(keepends=True)[-4:])),
+        ("env", f'python -c "{probe}"', "Check which analysis libraries are installed",
+         env_out),
+    ]
+    nodes = []
+    for key, command, why, output in commands:
+        call, tid = t.call("Bash", {"command": command, "description": why}, "command")
+        res = t.result(tid, output.rstrip("\n"))
+        op = f"op:{key}"
+        a.w.append("operator", id=op, run=RUN, stream="agent", op="inspect", tool="Bash",
+                   parents=["ds:raw"] if key != "env" else [], params={"command": command},
+                   trace=[call, res], summary=why)
+        out = a.artifact(f"out:{key}", "command_output", f"{key}.txt",
+                         shell_transcript(command, output, 0), "text/plain", produced_by=op,
+                         trace=[res])
+        act = a.node(f"en:{key}", "action", "tool_call", f"{why}: `{command}`", [call, res])
+        art = a.node(f"en:{key}-out", "artifact", "artifact", f"output of `{command}`",
+                     individual=out)
+        if key != "env":
+            a.edge("uses", act, raw_nodes[0])
+        a.edge("produces", act, art)
+        nodes += [act, art]
+    return nodes
+
+
+def record_session(a: Recorder, clock: Any) -> None:
+    w = a.w
+    w.append("run", id=RUN, stream="agent", title="Hourly air-quality analysis",
+             objective=PROMPT, agent="claude-code 1.0.98 (claude-sonnet-4-20250514)")
+    for sid, kind, name, desc in [
+            ("user", "human", "analyst", "The person who asked for the analysis."),
+            ("agent", "agent", "claude-code", "Claude Code 1.0.98 session in " + CWD),
+            ("tracer", "tracer", TRACER, "Groups trace records into evidence and workflow "
+             "nodes; edges it inferred say so (provenance inferred, with a confidence)."),
+            ("evaluator", "evaluator", EVALUATOR["name"], "Re-reads the raw CSV and the bound "
+             "table cells and recomputes every quoted value.")]:
+        w.append("stream", id=sid, run=RUN, kind=kind, name=name, description=desc)
+    t = ClaudeTranscript(w, clock, name="transcripts/airq-session.jsonl", seed=31)
+    raw = synth_raw_csv()
+
+    # context ------------------------------------------------------------
+    r_prompt = t.user(PROMPT)
+    a.artifact("ds:raw", "dataset", "data/airqualityuci.csv", raw, "text/csv; charset=utf-8",
+               stream="user", status="accepted",
+               attributes={"format": "UCI Air Quality layout: ';' separator, decimal comma, "
+                           "-200 = missing", "synthetic": True, "seed": 2004})
+    en_prompt = a.node("en:prompt", "action", "user_message", "Task prompt", [r_prompt])
+    en_raw = a.node("en:dataset", "artifact", "artifact", "data/airqualityuci.csv",
+                    individual="ds:raw")
+    wf_context = a.phase("wf:context", "context", "Task and source data", [en_prompt, en_raw])
+
+    # plan ---------------------------------------------------------------
+    plan_text = ("Plan: (1) inspect the file: header, row count, the last rows, installed "
+                 "libraries; (2) write analyze_air_quality.py: parse Date+Time, decimal "
+                 "commas, treat -200 as missing, drop blank rows; (3) write cleaned.csv, "
+                 "summary.json, hourly_means.csv, peaks.csv, a plot and report.md; "
+                 "(4) check the outputs against each other before reporting.")
+    r_plan = t.say(plan_text)
+    w.append("operator", id="op:plan", run=RUN, stream="agent", op="plan_update",
+             parents=["ds:raw"], trace=[r_plan], summary="Cleaning and summary plan")
+    a.artifact("doc:plan", "plan", "plan.md", (plan_text + "\n").encode(), "text/markdown",
+               produced_by="op:plan", trace=[r_plan])
+    en_plan = a.node("en:plan", "action", "assistant_message", "Cleaning and summary plan",
+                     [r_plan])
+    en_plan_doc = a.node("en:plan-doc", "artifact", "artifact", "plan.md", individual="doc:plan")
+    a.edge("produces", en_plan, en_plan_doc)
+    wf_plan = a.phase("wf:plan", "plan", "Cleaning and summary plan", [en_plan, en_plan_doc])
+    a.edge("frames", wf_context, wf_plan)
+
+    # inspect ------------------------------------------------------------
+    inspect_nodes = _inspect(a, t, raw, [en_raw])
+    hook = {"parentUuid": t.parent, "isSidechain": False, "type": "progress",
+            "data": {"type": "hook_progress", "hookEvent": "PostToolUse",
+                     "hookName": "PostToolUse:Bash", "command": "ledger-hook capture"},
+            "sessionId": t.session,
+            "timestamp": clock.now.strftime("%Y-%m-%dT%H:%M:%S") + ".114Z"}
+    r_odd = t.odd("unrecognized", json.dumps(hook, separators=(",", ":")),
+                  "unrecognized transcript row type 'progress'; kept verbatim, not grouped")
+    note = ("The file ends with 3 blank ';;;' rows and uses decimal commas. No pandas or "
+            "numpy here, so I will parse with the csv module.")
+    full = json.dumps({"parentUuid": t.parent, "type": "assistant", "message": {
+        "role": "assistant", "content": [{"type": "text", "text": note}]}},
+        separators=(",", ":"))
+    cut = full[:118]
+    try:
+        json.loads(cut)
+        raise AssertionError("the truncated row must not parse")
+    except json.JSONDecodeError as exc:
+        r_cut = t.odd("parse_error", cut, f"JSONDecodeError: {exc}")
+    r_note = t.say(note)
+    en_errors = a.node("en:trace-errors", "action", "trace_error",
+                       "Rows the tracer could not normalise", [r_odd, r_cut])
+    en_note = a.node("en:format-note", "action", "assistant_message",
+                     "Format findings: blank tail rows, decimal commas, no pandas", [r_note])
+    a.edge("informs", "en:tail-out", en_note, confidence=0.86,
+           rationale="the note repeats what tail showed (3 blank rows)")
+    a.edge("informs", "en:env-out", en_note, confidence=0.9,
+           rationale="the note cites the library probe")
+    wf_inspect = a.phase("wf:inspect", "inspect", "File and environment inspection",
+                         [*inspect_nodes, en_errors, en_note])
+    a.edge("informs", wf_plan, wf_inspect)
+
+    # execute: write, fail, patch, rerun ---------------------------------------------
+    v1, v2 = analysis_script(1), analysis_script(2)
+    c_write, tid = t.call("Write", {"file_path": f"{CWD}/analyze_air_quality.py",
+                                    "content": v1.decode()}, "file_write")
+    r_write = t.result(tid, f"File created successfully at: {CWD}/analyze_air_quality.py",
+                       extra={"type": "create", "filePath": f"{CWD}/analyze_air_quality.py"})
+    w.append("operator", id="op:write", run=RUN, stream="agent", op="synthesize", tool="Write",
+             parents=["doc:plan", "out:head", "out:tail"], trace=[c_write, r_write],
+             summary="Write the analysis script")
+    a.artifact("prog:analyze@1", "program", "analyze_air_quality.py", v1, "text/x-python",
+               produced_by="op:write", status="candidate", trace=[c_write])
+    files = {"data/airqualityuci.csv": raw, "analyze_air_quality.py": v1}
+    code1, out1, _ = run_script(files, ["analyze_air_quality.py", "data/airqualityuci.csv",
+                                        "out/"])
+    assert code1 == 1 and "No module named 'seaborn'" in out1, out1
+    c_run1, tid = t.call("Bash", {"command": COMMAND, "description": "Run the analysis"},
+                         "command")
+    r_run1 = t.result(tid, f"Error: {out1.rstrip()}", is_error=True)
+    w.append("operator", id="op:run1", run=RUN, stream="agent", op="execute", tool="Bash",
+             parents=["prog:analyze@1", "ds:raw"], outcome="failure", trace=[c_run1, r_run1],
+             params={"command": COMMAND, "exit_status": code1},
+             summary="First run: ModuleNotFoundError for seaborn")
+    a.artifact("out:run1", "command_output", "run1.txt", shell_transcript(COMMAND, out1, code1),
+               "text/plain", produced_by="op:run1", trace=[r_run1])
+    diag = ("seaborn is an optional plotting dependency and is not installed (no network "
+            "here). Replacing the plot with a small dependency-free SVG writer.")
+    r_diag = t.say(diag)
+    patch = "".join(difflib.unified_diff(
+        v1.decode().splitlines(keepends=True), v2.decode().splitlines(keepends=True),
+        "a/analyze_air_quality.py", "b/analyze_air_quality.py")).encode()
+    c_edit, tid = t.call("Write", {"file_path": f"{CWD}/analyze_air_quality.py",
+                                   "content": v2.decode()}, "file_write")
+    r_edit = t.result(tid, f"The file {CWD}/analyze_air_quality.py has been updated.",
+                      extra={"type": "update", "filePath": f"{CWD}/analyze_air_quality.py",
+                             "unifiedDiff": patch.decode()})
+    w.append("operator", id="op:patch", run=RUN, stream="agent", op="revise", tool="Write",
+             parents=["prog:analyze@1", "out:run1"], trace=[r_diag, c_edit, r_edit],
+             summary="Drop seaborn; write the plot as hand-built SVG")
+    a.artifact("patch:svg-plot", "patch", "analyze_air_quality.diff", patch, "text/x-diff",
+               produced_by="op:patch", trace=[r_edit])
+    a.artifact("prog:analyze@2", "program", "analyze_air_quality.py", v2, "text/x-python",
+               version=2, supersedes="prog:analyze@1", produced_by="op:patch", status="accepted",
+               trace=[c_edit])
+    files["analyze_air_quality.py"] = v2
+    code2, out2, made = run_script(files, ["analyze_air_quality.py", "data/airqualityuci.csv",
+                                           "out/"])
+    assert code2 == 0, out2
+    c_run2, tid = t.call("Bash", {"command": COMMAND, "description": "Rerun after the patch"},
+                         "command")
+    r_run2 = t.result(tid, out2.rstrip())
+    w.append("operator", id="op:run2", run=RUN, stream="agent", op="execute", tool="Bash",
+             parents=["prog:analyze@2", "ds:raw"], trace=[c_run2, r_run2],
+             params={"command": COMMAND, "exit_status": code2}, summary="Rerun: 6 outputs")
+    a.artifact("out:run2", "command_output", "run2.txt", shell_transcript(COMMAND, out2, code2),
+               "text/plain", produced_by="op:run2", trace=[r_run2])
+    outputs = [("tbl:cleaned", "table", "cleaned.csv", "text/csv"),
+               ("tbl:summary", "table", "summary.json", "application/json"),
+               ("tbl:hourly", "table", "hourly_means.csv", "text/csv"),
+               ("tbl:peaks", "table", "peaks.csv", "text/csv"),
+               ("fig:profile", "figure", "hourly_profile.svg", "image/svg+xml"),
+               ("rep:report", "report", "report.md", "text/markdown")]
+    for iid, kind, name, media in outputs:
+        a.artifact(iid, kind, f"out/{name}", made[f"out/{name}"], media, produced_by="op:run2",
+                   status="accepted", trace=[r_run2])
+    en = {k: a.node(f"en:{k}", "action", "tool_call", label, recs) for k, label, recs in [
+        ("write", "Write analyze_air_quality.py", [c_write, r_write]),
+        ("run1", "Run the analysis (fails)", [c_run1, r_run1]),
+        ("diagnose", "Diagnose: seaborn missing", [r_diag]),
+        ("patch", "Patch: SVG plot without seaborn", [c_edit, r_edit]),
+        ("run2", "Rerun the analysis", [c_run2, r_run2])]}
+    arts = {iid: a.node("en:" + iid.replace(":", "-"), "artifact", "artifact", label,
+                        individual=iid) for iid, label in [
+        ("prog:analyze@1", "analyze_air_quality.py v1"), ("out:run1", "run 1 traceback"),
+        ("patch:svg-plot", "unified diff v1 -> v2"),
+        ("prog:analyze@2", "analyze_air_quality.py v2"),
+        ("out:run2", "run 2 stdout"), *((iid, f"out/{name}") for iid, _, name, _ in outputs)]}
+    a.edge("uses", en["write"], en_plan_doc)
+    a.edge("informs", en_note, en["write"], confidence=0.82,
+           rationale="the script skips blank rows and parses decimal commas as the note said")
+    a.edge("produces", en["write"], arts["prog:analyze@1"])
+    a.edge("uses", en["run1"], arts["prog:analyze@1"])
+    a.edge("uses", en["run1"], en_raw)
+    a.edge("produces", en["run1"], arts["out:run1"])
+    a.edge("informs", arts["out:run1"], en["diagnose"], confidence=0.95,
+           rationale="the diagnosis names the module from the traceback")
+    a.edge("uses", en["patch"], arts["prog:analyze@1"])
+    a.edge("produces", en["patch"], arts["patch:svg-plot"])
+    a.edge("produces", en["patch"], arts["prog:analyze@2"])
+    a.edge("uses", en["run2"], arts["prog:analyze@2"])
+    a.edge("uses", en["run2"], en_raw)
+    for iid in ("out:run2", *(o[0] for o in outputs)):
+        a.edge("produces", en["run2"], arts[iid])
+    wf_exec = a.phase("wf:execute", "execute", "Write, fail, patch and rerun the analysis",
+                      [*en.values(), *arts.values()])
+    a.edge("informs", wf_inspect, wf_exec)
+
+    # validate -----------------------------------------------------------
+    files.update(made)
+    code3, out3, _ = run_script(files, ["-c", CHECK])
+    assert code3 == 0 and out3.endswith("OK\n"), out3
+    c_check, tid = t.call("Bash", {"command": f"python - <<'EOF'\n{CHECK}EOF",
+                                   "description": "Cross-check tables, plot and report"},
+                          "command")
+    r_check = t.result(tid, out3.rstrip())
+    checked = [o[0] for o in outputs]
+    w.append("operator", id="op:check", run=RUN, stream="agent", op="verify", tool="Bash",
+             parents=checked, trace=[c_check, r_check], summary="Outputs agree with each other")
+    a.artifact("out:check", "command_output", "check.txt",
+               shell_transcript("python - <<'EOF' ... EOF", out3, code3), "text/plain",
+               produced_by="op:check", trace=[r_check])
+    w.append("fitness", id="fit:check", run=RUN, stream="agent", target="rep:report",
+             evaluator={"name": "agent output cross-check", "version": "1"}, passed=True,
+             operator="op:check", evidence=["out:check", *checked],
+             note="row counts, argmax peaks, SVG polylines and report table agree")
+    en_check = a.node("en:check", "action", "tool_call", "Cross-check outputs", [c_check, r_check])
+    en_check_out = a.node("en:check-out", "artifact", "artifact", "check output",
+                          individual="out:check")
+    a.edge("produces", en_check, en_check_out)
+    for iid in checked:
+        a.edge("checked_by", arts[iid], en_check)
+    wf_validate = a.phase("wf:validate", "validate", "Validate report, tables and plot",
+                          [en_check, en_check_out])
+    a.edge("checked_by", wf_exec, wf_validate)
+
+    # claim --------------------------------------------------------------
+    _claims(a, t, raw, arts, wf_validate)
+    a.artifact("log:transcript", "transcript", t.name, ("\n".join(t.lines) + "\n").encode(),
+               "application/x-ndjson", stream="tracer",
+               attributes={"format": "claude-code-jsonl", "records": len(t.lines)})
+
+
+def _claims(a: Recorder, t: ClaudeTranscript, raw: bytes, arts: dict[str, str],
+            wf_validate: str) -> None:
+    ref = independent_summary(raw)
+    summary = json.loads(a.payloads["tbl:summary"][0])
+    peaks = {r["pollutant"]: r for r in csv.DictReader(
+        io.StringIO(a.payloads["tbl:peaks"][0].decode()))}
+    specs: list[tuple[str, str, list[tuple[str, str, Scalar]]]] = [
+        ("claim:row-count",
+         f"The cleaned dataset has **{summary['rows']:,}** hourly rows; the "
+         f"{summary['skipped_blank_rows']} blank `;;;` rows at the end of the file were skipped.",
+         [("tbl:cleaned", "#rows", ref["rows"]), ("tbl:summary", "rows", ref["rows"]),
+          ("tbl:summary", "skipped_blank_rows", ref["blank"])]),
+        ("claim:date-range",
+         f"The readings run from {ref['first'].replace('T', ' ')} to "
+         f"{ref['last'].replace('T', ' ')}.",
+         [("tbl:summary", "date_range.first", ref["first"]),
+          ("tbl:summary", "date_range.last", ref["last"])]),
+        ("claim:missing-co",
+         f"CO(GT) is missing (-200) in {ref['missing']['CO']} of {ref['rows']:,} rows "
+         f"({summary['missing_pct']['CO']}%); NOx(GT) in {ref['missing']['NOx']}.",
+         [("tbl:summary", "missing.CO", ref["missing"]["CO"]),
+          ("tbl:summary", "missing_pct.CO", ref["missing_pct"]["CO"]),
+          ("tbl:summary", "missing.NOx", ref["missing"]["NOx"])]),
+    ]
+    for name, unit in UNITS.items():
+        hour = ref["peaks"][name]
+        mean = float(ref["means"][(hour, name)])
+        assert int(peaks[name]["peak_hour"]) == hour and float(peaks[name]["peak_mean"]) == mean
+        specs.append((f"claim:peak-{name}",
+                      f"Mean {name} peaks at **{hour:02d}:00** ({mean:g} {unit} averaged over "
+                      "all days).",
+                      [("tbl:peaks", f"peak_hour@pollutant={name}", hour),
+                       ("tbl:peaks", f"peak_mean@pollutant={name}", mean),
+                       ("tbl:hourly", f"{name}_mean@hour={hour}", mean)]))
+    final_text = "\n".join(["Done. Findings:", *(f"- {s[1]}" for s in specs),
+                            "Tables, plot and report are in out/."])
+    r_final = t.say(final_text)
+    claim_nodes = []
+    for cid, text, bindings in specs:
+        a.claim(cid, text, bindings, [r_final])
+        claim_nodes.append(a.node("en:" + cid, "artifact", "claim", text, individual=cid))
+    en_final = a.node("en:final", "action", "assistant_message", "Final answer", [r_final])
+    wf_claim = a.phase("wf:claim", "claim", "Findings", [en_final, *claim_nodes])
+    a.edge("supports", wf_validate, wf_claim)
+    w = a.w
+    w.append("operator", id="op:recompute", run=RUN, stream="evaluator", op="verify",
+             tool=f"{EVALUATOR['name']} {EVALUATOR['version']}",
+             parents=["ds:raw", "tbl:cleaned", "tbl:summary", "tbl:hourly", "tbl:peaks"],
+             summary="Recompute every bound value from the raw CSV and the bound cells")
+    for (cid, _, bindings), node in zip(specs, claim_nodes, strict=True):
+        for evidence in sorted({b[0] for b in bindings}):
+            a.edge("supports", arts[evidence], node)
+        for evidence, field, value in bindings:
+            a.check(evidence, field, value)
+        w.append("fitness", id=f"fit:{cid}", run=RUN, stream="evaluator", target=cid,
+                 evaluator=EVALUATOR, metric="bound values recomputed", passed=True,
+                 verdict="supported", operator="op:recompute",
+                 evidence=["ds:raw", *sorted({b[0] for b in bindings})],
+                 note=f"{len(bindings)} binding(s) equal the payload cells and an independent "
+                      "recomputation from data/airqualityuci.csv")
+
+
+def build(out_dir: Path | None = None) -> Path:
+    w, clock = fresh_writer(
+        NAME, title="Air quality: daily pollutant patterns (LEDGER case study 1)",
+        description=DESCRIPTION, start="2026-03-02T09:14:00Z", checkpoint_every=40,
+        out_dir=out_dir, step_seconds=9.0)
+    with w:
+        record_session(Recorder(w, RUN), clock)
+    return w.root
+
+
+if __name__ == "__main__":
+    print(build())
