@@ -86,16 +86,22 @@ def read_checkpoints(src: BundleSource, ring: KeyRing, origin: str | None,
         if origin is not None and cp.origin != origin:
             sink.emit("RB310", f"origin {cp.origin!r} is not this bundle's origin {origin!r}", loc)
         checks = []
+        unknown = []
         for sig in sigs:
             key, pinned, declared = ring.lookup(sig.name, sig.key_id)
             valid = key is not None and verify_note_signature(body, sig, key)
             checks.append(SignatureCheck(sig.name, sig.key_id.hex(), valid, pinned, declared))
             if key is None:
-                sink.emit("RB309", f"signature by {sig.name}+{sig.key_id.hex()}, a key that is "
-                          "neither pinned nor declared", loc)
+                unknown.append(sig)
             elif not valid:
                 sink.emit("RB302", f"signature by {sig.name}+{sig.key_id.hex()} does not verify",
                           loc)
+        # C2SP signed notes: signatures by unknown keys are ignored (a witness may
+        # cosign).  They only matter when no known key signed the checkpoint at all.
+        if not any(c.valid for c in checks):
+            for sig in unknown:
+                sink.emit("RB309", f"signature by {sig.name}+{sig.key_id.hex()}, a key that is "
+                          "neither pinned nor declared", loc)
         if ring.pinned and not any(c.valid and c.pinned for c in checks):
             signers = ", ".join(f"{c.key_name}+{c.key_id}" for c in checks if c.valid) or "none"
             sink.emit("RB308", f"no valid signature by a pinned key (valid signers: {signers})",
