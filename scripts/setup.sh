@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Idempotent setup: system packages (only when missing), a virtualenv in .venv,
+# and review-bundler installed into it (editable, with the test extras).
+#   WITH_BROWSER=1 also installs Debian's Chromium for the browser tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+missing=()
+command -v dot >/dev/null 2>&1 || missing+=(graphviz)
+fc-list 2>/dev/null | grep -qi "DejaVuSans" || missing+=(fonts-dejavu-core)
+if [ "${WITH_BROWSER:-0}" = "1" ] && [ ! -x /usr/bin/chromium ]; then
+  missing+=(chromium)
+fi
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -ne 0 ] && sudo="sudo"
+  echo "setup: installing Debian packages: ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ]; then
+  python3 -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -e ".[test]"
