@@ -1,0 +1,852 @@
+"""Example bundle ``networkx-feature``: LEDGER case study 2, a feature added to a codebase.
+
+A Codex CLI session adds ``shortest_path_through`` (a shortest path from a
+source to a target through ordered intermediate nodes, weighted or not,
+without repeating the node two segments share).  The trace keeps the stages
+apart: repository search and file reads, the implementation patch, a check
+of the existing missing-node behaviour that contradicts the agent's first
+statement, a guard patch, a regression-test patch and a focused test run.
+
+Everything is real.  This sandbox has no ``networkx`` wheel, so the session
+works on ``minnx``, a small self-written library that copies NetworkX's
+module layout, exception names and ``shortest_path`` signature; the
+generator writes it, applies each patch, runs the missing-node probe and the
+focused ``pytest`` run for real, and stores their output.  Only the elapsed
+time in the pytest summary and the scratch path are normalised.
+
+Bindings use the field syntax documented in :mod:`example_bundles.make.air_quality`
+(here ``re:<regex>`` over the pytest output and the patches).
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import random
+import re
+from pathlib import Path
+from typing import Any
+
+from example_bundles.make.air_quality import Recorder, Scalar, run_script, shell_transcript
+from example_bundles.make.common import FixedClock, fresh_writer
+
+NAME = "networkx-feature"
+RUN = "run:nx-through-2026-04-14"
+CWD = "/home/agent/minnx"
+TRACER = "ledger-tracer 0.3.1"
+CHECKER = {"name": "ledger-binding-check", "version": "1.0.0"}
+TEST_FILE = "minnx/shortest_paths/tests/test_generic.py"
+GENERIC = "minnx/shortest_paths/generic.py"
+DOC = "doc/reference/shortest_paths.rst"
+PYTEST = f"python -m pytest -v {TEST_FILE}"
+
+PROMPT = """\
+Add a utility to minnx (our NetworkX-compatible graph library) that returns a
+path from a source to a target visiting given intermediate nodes in order.
+Build on the existing shortest-path functions, support weighted and
+unweighted graphs, concatenate the segment paths without repeating the
+boundary nodes, and follow the library's conventions for missing nodes and
+missing paths (NodeNotFound, NetworkXNoPath).  Add tests and list it in the docs."""
+
+DESCRIPTION = """\
+A coding session adds `shortest_path_through` to the shortest-path module of
+**minnx**, a small NetworkX-compatible library written for this example (no
+networkx wheel is available offline; minnx copies NetworkX's module layout,
+exception names and `shortest_path` signature).  The trace separates the
+repository inspection, the implementation patch, a missing-node probe that
+contradicted the agent's first statement, the guard patch, the
+regression-test patch and the focused pytest run, and records which test
+covers which behaviour.  The patches were really applied and the tests
+really run; only pytest's elapsed time and the scratch path are normalised.
+"""
+
+# ------------------------------------------------------ the code under change
+FILES: dict[str, str] = {}
+FILES["minnx/__init__.py"] = '''\
+"""minnx: a small graph library with NetworkX's names and module layout."""
+
+from minnx.classes import DiGraph, Graph, path_graph
+from minnx.exception import NetworkXError, NetworkXException, NetworkXNoPath, NodeNotFound
+from minnx.shortest_paths import *  # noqa: F403
+'''
+FILES["minnx/exception.py"] = '''\
+"""Exception names and hierarchy follow networkx.exception."""
+
+
+class NetworkXException(Exception):
+    """Base class for exceptions in minnx."""
+
+
+class NetworkXError(NetworkXException):
+    """A serious error, e.g. an invalid argument."""
+
+
+class NodeNotFound(NetworkXException):
+    """A requested node is not in the graph."""
+
+
+class NetworkXNoPath(NetworkXException):
+    """No path exists between the requested nodes."""
+'''
+FILES["minnx/classes.py"] = '''\
+"""Graph and DiGraph: adjacency dicts, edge data dicts, insertion order kept."""
+
+
+class Graph:
+    directed = False
+
+    def __init__(self):
+        self.adj = {}
+
+    def add_node(self, n):
+        self.adj.setdefault(n, {})
+
+    def add_nodes_from(self, nodes):
+        for n in nodes:
+            self.add_node(n)
+
+    def add_edge(self, u, v, **attr):
+        self.add_node(u)
+        self.add_node(v)
+        data = self.adj[u].get(v, {})
+        data.update(attr)
+        self.adj[u][v] = data
+        if not self.directed:
+            self.adj[v][u] = data
+
+    def add_edges_from(self, edges):
+        for u, v in edges:
+            self.add_edge(u, v)
+
+    def add_weighted_edges_from(self, edges, weight="weight"):
+        for u, v, w in edges:
+            self.add_edge(u, v, **{weight: w})
+
+    def is_directed(self):
+        return self.directed
+
+    def __contains__(self, n):
+        try:
+            return n in self.adj
+        except TypeError:
+            return False
+
+    def __iter__(self):
+        return iter(self.adj)
+
+    def __len__(self):
+        return len(self.adj)
+
+
+class DiGraph(Graph):
+    directed = True
+
+
+def path_graph(n, create_using=None):
+    G = (create_using or Graph)()
+    G.add_nodes_from(range(n))
+    G.add_edges_from(zip(range(n - 1), range(1, n)))
+    return G
+'''
+FILES["minnx/shortest_paths/__init__.py"] = '''\
+from minnx.shortest_paths.generic import *  # noqa: F403
+'''
+FILES["minnx/shortest_paths/generic.py"] = '''\
+"""Shortest paths in unweighted (breadth-first) and weighted (Dijkstra) graphs."""
+
+import heapq
+from collections import deque
+
+from minnx.exception import NetworkXNoPath, NodeNotFound
+
+__all__ = ["has_path", "shortest_path", "shortest_path_length"]
+
+
+def shortest_path(G, source, target, weight=None):
+    """Return a list of nodes in a shortest path from ``source`` to ``target``.
+
+    ``weight`` is None for hop counts, else the edge attribute holding the
+    edge length (edges without it count 1).
+
+    Raises NodeNotFound if ``source`` or ``target`` is not in ``G`` and
+    NetworkXNoPath if ``target`` cannot be reached from ``source``.
+    """
+    if source not in G:
+        raise NodeNotFound(f"Source {source} is not in G")
+    if target not in G:
+        raise NodeNotFound(f"Target {target} is not in G")
+    if weight is None:
+        pred = _bfs(G, source, target)
+    else:
+        pred = _dijkstra(G, source, target, weight)
+    if target not in pred:
+        raise NetworkXNoPath(f"No path between {source} and {target}.")
+    path = [target]
+    while path[-1] != source:
+        path.append(pred[path[-1]])
+    return path[::-1]
+
+
+def shortest_path_length(G, source, target, weight=None):
+    path = shortest_path(G, source, target, weight)
+    if weight is None:
+        return len(path) - 1
+    return sum(G.adj[u][v].get(weight, 1) for u, v in zip(path, path[1:]))
+
+
+def has_path(G, source, target):
+    try:
+        shortest_path(G, source, target)
+    except NetworkXNoPath:
+        return False
+    return True
+
+
+def _bfs(G, source, target):
+    pred = {source: None}
+    queue = deque([source])
+    while queue and target not in pred:
+        u = queue.popleft()
+        for v in G.adj[u]:
+            if v not in pred:
+                pred[v] = u
+                queue.append(v)
+    return pred
+
+
+def _dijkstra(G, source, target, weight):
+    dist, pred, done = {source: 0}, {source: None}, set()
+    heap, count = [(0, 0, source)], 1
+    while heap:
+        d, _, u = heapq.heappop(heap)
+        if u in done:
+            continue
+        done.add(u)
+        if u == target:
+            break
+        for v, data in G.adj[u].items():
+            nd = d + data.get(weight, 1)
+            if v not in dist or nd < dist[v]:
+                dist[v], pred[v] = nd, u
+                heapq.heappush(heap, (nd, count, v))
+                count += 1
+    return {n: p for n, p in pred.items() if n in done}
+'''
+FILES["minnx/shortest_paths/tests/__init__.py"] = ""
+FILES["minnx/shortest_paths/tests/test_generic.py"] = '''\
+import pytest
+
+import minnx as nx
+
+
+def _triangle_with_tail():
+    G = nx.Graph()
+    G.add_weighted_edges_from([("a", "b", 1), ("b", "c", 1), ("a", "c", 5), ("c", "d", 2)])
+    return G
+
+
+def test_shortest_path_unweighted():
+    assert nx.shortest_path(_triangle_with_tail(), "a", "d") == ["a", "c", "d"]
+
+
+def test_shortest_path_weighted():
+    G = _triangle_with_tail()
+    assert nx.shortest_path(G, "a", "d", weight="weight") == ["a", "b", "c", "d"]
+    assert nx.shortest_path_length(G, "a", "d", weight="weight") == 4
+
+
+def test_missing_source_raises_node_not_found():
+    with pytest.raises(nx.NodeNotFound, match="Source z is not in G"):
+        nx.shortest_path(_triangle_with_tail(), "z", "a")
+
+
+def test_unreachable_target_raises_no_path():
+    G = _triangle_with_tail()
+    G.add_node("island")
+    with pytest.raises(nx.NetworkXNoPath):
+        nx.shortest_path(G, "a", "island")
+    assert not nx.has_path(G, "a", "island")
+'''
+FILES["doc/reference/shortest_paths.rst"] = '''\
+Shortest Paths
+==============
+
+.. automodule:: minnx.shortest_paths.generic
+.. autosummary::
+   :toctree: generated/
+
+   has_path
+   shortest_path
+   shortest_path_length
+'''
+
+IMPL = '''
+
+def shortest_path_through(G, source, target, through, weight=None):
+    """Return a shortest path from ``source`` to ``target`` visiting ``through`` in order.
+
+    Each consecutive pair of ``[source, *through, target]`` is joined with
+    :func:`shortest_path` (so ``weight`` means the same as there) and the
+    segments are concatenated without repeating the node they share.  The
+    result is a walk: it may pass through a node more than once when the
+    required order forces it.  An empty ``through`` gives ``shortest_path``.
+
+    Raises NodeNotFound or NetworkXNoPath as :func:`shortest_path` does.
+    """
+    stops = [source, *through, target]
+    path = [source]
+    for u, v in zip(stops, stops[1:]):
+        path.extend(shortest_path(G, u, v, weight=weight)[1:])
+    return path
+'''
+
+GUARD_OLD = '''    stops = [source, *through, target]
+'''
+GUARD_NEW = '''    through = list(through)
+    for role, node in [("Source", source), *(("Intermediate node", n) for n in through),
+                       ("Target", target)]:
+        if node not in G:
+            raise NodeNotFound(f"{role} {node} is not in G")
+    stops = [source, *through, target]
+'''
+
+TESTS = '''
+
+def _city():
+    G = nx.Graph()
+    G.add_weighted_edges_from([("a", "b", 1), ("b", "c", 1), ("c", "d", 1), ("a", "e", 5),
+                               ("e", "d", 1), ("b", "e", 1)])
+    return G
+
+
+def test_through_unweighted():
+    assert nx.shortest_path_through(_city(), "a", "d", ["e"]) == ["a", "e", "d"]
+
+
+def test_through_weighted():
+    G = _city()
+    assert nx.shortest_path_through(G, "a", "d", ["e"], weight="weight") == ["a", "b", "e", "d"]
+
+
+def test_through_visits_in_order():
+    path = nx.shortest_path_through(_city(), "a", "a", ["d", "b"])
+    assert path == ["a", "e", "d", "c", "b", "a"]
+    assert path.index("d") < path.index("b")
+
+
+def test_through_no_repeated_boundary_nodes():
+    G = _city()
+    stops = ["a", "c", "e", "d"]
+    path = nx.shortest_path_through(G, "a", "d", ["c", "e"], weight="weight")
+    assert all(u != v for u, v in zip(path, path[1:]))
+    segments = [nx.shortest_path(G, u, v, weight="weight") for u, v in zip(stops, stops[1:])]
+    assert len(path) == sum(len(s) - 1 for s in segments) + 1
+
+
+def test_through_empty_is_shortest_path():
+    G = _city()
+    for weight in (None, "weight"):
+        assert nx.shortest_path_through(G, "a", "d", [], weight=weight) == \\
+            nx.shortest_path(G, "a", "d", weight=weight)
+
+
+def test_through_directed_respects_edge_direction():
+    G = nx.path_graph(4, create_using=nx.DiGraph)
+    assert nx.shortest_path_through(G, 0, 3, [2]) == [0, 1, 2, 3]
+    with pytest.raises(nx.NetworkXNoPath):
+        nx.shortest_path_through(G, 0, 3, [2, 1])
+
+
+def test_through_missing_intermediate_raises_node_not_found():
+    with pytest.raises(nx.NodeNotFound, match="Intermediate node z is not in G"):
+        nx.shortest_path_through(_city(), "a", "d", ["b", "z"])
+
+
+def test_through_missing_target_raises_node_not_found():
+    with pytest.raises(nx.NodeNotFound, match="Target z is not in G"):
+        nx.shortest_path_through(_city(), "a", "z", ["b"])
+
+
+def test_through_unreachable_intermediate_raises_no_path():
+    G = _city()
+    G.add_node("island")
+    with pytest.raises(nx.NetworkXNoPath, match="No path between a and island"):
+        nx.shortest_path_through(G, "a", "d", ["island"])
+'''
+
+
+# ----------------------------------------------------------------- repository
+def repo_states() -> dict[str, dict[str, str]]:
+    """The four states of the tree: before, +implementation, +guard, +tests."""
+    base = dict(FILES)
+    impl = dict(base)
+    impl[GENERIC] = base[GENERIC].replace(
+        '"shortest_path_length"]', '"shortest_path_length",\n           "shortest_path_through"]'
+    ).replace("\n\ndef has_path(", IMPL.rstrip("\n") + "\n\n\ndef has_path(")
+    impl[DOC] = base[DOC].replace("   shortest_path_length\n",
+                                  "   shortest_path_length\n   shortest_path_through\n")
+    guard = dict(impl)
+    guard[GENERIC] = impl[GENERIC].replace(GUARD_OLD, GUARD_NEW)
+    tests = dict(guard)
+    tests[TEST_FILE] = guard[TEST_FILE] + TESTS
+    for before, after in ((base, impl), (impl, guard), (guard, tests)):
+        assert before != after
+    return {"base": base, "impl": impl, "guard": guard, "tests": tests}
+
+
+def git_diff(before: dict[str, str], after: dict[str, str]) -> str:
+    out = []
+    for path in sorted(after):
+        if before.get(path) == after[path]:
+            continue
+        out.append(f"diff --git a/{path} b/{path}\n")
+        out += difflib.unified_diff(before[path].splitlines(keepends=True),
+                                    after[path].splitlines(keepends=True),
+                                    f"a/{path}", f"b/{path}")
+    return "".join(out)
+
+
+def codex_patch(diff: str) -> str:
+    """The same change in Codex's apply_patch envelope (hunk headers become ``@@``)."""
+    lines = ["*** Begin Patch"]
+    for line in diff.splitlines():
+        if line.startswith("diff --git"):
+            lines.append("*** Update File: " + line.split(" b/", 1)[1])
+        elif line.startswith(("--- ", "+++ ")):
+            continue
+        else:
+            lines.append("@@" if line.startswith("@@") else line)
+    return "\n".join([*lines, "*** End Patch"])
+
+
+def tree_listing(files: dict[str, str]) -> bytes:
+    """``git ls-files -s``-like listing: a deterministic fingerprint of the checkout."""
+    rows = [f"100644 {hashlib.sha256(files[p].encode()).hexdigest()[:40]} 0\t{p}"
+            for p in sorted(files)]
+    return ("\n".join(rows) + "\n").encode()
+
+
+def grep(files: dict[str, str], pattern: str, under: str) -> str:
+    rx = re.compile(pattern)
+    hits = [f"{p}:{n}:{line}" for p in sorted(files) if p.startswith(under)
+            for n, line in enumerate(files[p].splitlines(), 1) if rx.search(line)]
+    return "\n".join(hits) + "\n"
+
+
+def head(files: dict[str, str], path: str, last: int) -> str:
+    return "".join(files[path].splitlines(keepends=True)[:last])
+
+
+PROBE = """\
+import minnx as nx
+G = nx.path_graph(4)
+for call in ("nx.shortest_path(G, 0, 9)", "nx.shortest_path_through(G, 0, 3, [9])"):
+    try:
+        eval(call)
+    except nx.NodeNotFound as exc:
+        print(f"{call} -> NodeNotFound: {exc}")
+"""
+
+
+def run_pytest(files: dict[str, str]) -> tuple[int, str]:
+    """The real focused run; elapsed time is the only thing normalised."""
+    code, out, _ = run_script(
+        {p: t.encode() for p, t in files.items()},
+        ["-m", "pytest", "-v", "--no-header", "-p", "no:cacheprovider", TEST_FILE],
+        alias=CWD, isolated=False, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "COLUMNS": "80"})
+    return code, re.sub(r" in \d+\.\d+s ", " in N.NNs ", out)
+
+
+# ----------------------------------------------------------------- transcript
+class CodexRollout:
+    """Codex CLI rollout JSONL lines (``response_item`` / ``event_msg``), kept verbatim."""
+
+    def __init__(self, a: Recorder, clock: FixedClock, name: str, seed: int) -> None:
+        self.a, self.clock, self.name = a, clock, name
+        self.rng = random.Random(seed)
+        self.lines: list[str] = []
+        self.turn = self._hex(8) + "-" + self._hex(4)
+
+    def _hex(self, n: int) -> str:
+        return "".join(self.rng.choice("0123456789abcdef") for _ in range(n))
+
+    def _call_id(self) -> str:
+        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+        return "call_" + "".join(self.rng.choice(alphabet) for _ in range(24))
+
+    def line(self, kind: str, top: str | None, payload: dict[str, Any] | None,
+             raw: str | None = None, error: str | None = None) -> str:
+        t = self.clock()
+        if raw is None:
+            stamp = t[:-1] + f".{self.rng.randrange(1000):03d}Z"
+            raw = json.dumps({"timestamp": stamp, "type": top, "payload": payload},
+                             ensure_ascii=False, separators=(",", ":"))
+        self.lines.append(raw)
+        rid = f"tr:{len(self.lines):03d}"
+        self.a.w.append("trace_record", id=rid, run=RUN, stream="agent", time=t, raw=raw,
+                        record_kind=kind, error=error,
+                        source={"transcript": self.name, "line": len(self.lines),
+                                "format": "codex-rollout-jsonl"})
+        return rid
+
+    def say(self, text: str) -> str:
+        return self.line("message", "response_item", {
+            "type": "message", "role": "assistant",
+            "content": [{"type": "output_text", "text": text}]})
+
+    def exec(self, cmd: str, output: str, code: int, kind: str) -> tuple[str, str]:
+        cid = self._call_id()
+        call = self.line(kind, "response_item", {
+            "type": "function_call", "name": "exec_command", "call_id": cid,
+            "arguments": json.dumps({"cmd": cmd, "workdir": CWD, "yield_time_ms": 10000})})
+        res = self.line("tool_result", "response_item", {
+            "type": "function_call_output", "call_id": cid,
+            "output": f"Chunk ID: {self._hex(6)}\nProcess exited with code {code}\n"
+                      f"Output:\n{output}"})
+        return call, res
+
+    def apply_patch(self, diff: str) -> tuple[str, str]:
+        cid = self._call_id()
+        call = self.line("file_write", "response_item", {
+            "type": "custom_tool_call", "status": "completed", "call_id": cid,
+            "name": "apply_patch", "input": codex_patch(diff)})
+        changed = [ln.split(" b/", 1)[1] for ln in diff.splitlines()
+                   if ln.startswith("diff --git")]
+        res = self.line("tool_result", "event_msg", {
+            "type": "patch_apply_end", "call_id": cid, "turn_id": self.turn, "success": True,
+            "stdout": "Success. Updated the following files:\n"
+                      + "".join(f"M {p}\n" for p in changed), "stderr": ""})
+        return call, res
+
+
+# -------------------------------------------------------------------- session
+def record_session(a: Recorder, clock: FixedClock) -> None:
+    w = a.w
+    states = repo_states()
+    w.append("run", id=RUN, stream="agent", title="Add shortest_path_through to minnx",
+             objective=PROMPT, agent="codex-cli 0.125.0 (gpt-5)")
+    for sid, kind, name, desc in [
+            ("user", "human", "maintainer", "Asked for the feature."),
+            ("agent", "agent", "codex", "Codex CLI session in " + CWD),
+            ("tracer", "tracer", TRACER, "Builds evidence and workflow nodes; marks the edges "
+             "it inferred."),
+            ("pytest", "tool", "pytest", "The focused test run, executed for real."),
+            ("evaluator", "evaluator", CHECKER["name"], "Re-reads every bound value from the "
+             "payload bytes (field syntax: see air_quality.py).")]:
+        w.append("stream", id=sid, run=RUN, kind=kind, name=name, description=desc)
+    t = CodexRollout(a, clock, "transcripts/rollout-nx-through.jsonl", seed=47)
+    session = {"id": f"{t._hex(8)}-{t._hex(4)}-7{t._hex(3)}-{t._hex(4)}-{t._hex(12)}",
+               "cwd": CWD, "originator": "codex-tui", "cli_version": "0.125.0",
+               "source": "cli", "model_provider": "openai"}
+    r_meta = t.line("hook", "session_meta", session)
+    r_prompt = t.line("message", "event_msg", {"type": "user_message", "message": PROMPT,
+                                               "images": []})
+    a.artifact("repo:base", "repository", "git ls-files -s (before)",
+               tree_listing(states["base"]), "text/plain", stream="user", status="accepted")
+    files: dict[str, str] = {}
+
+    def version(path: str, state: str, n: int, op: str | None, trace: list[str]) -> str:
+        iid = f"file:{path.rsplit('/', 1)[1]}@{n}"
+        a.artifact(iid, "source_file", path, states[state][path].encode(), "text/x-python"
+                   if path.endswith(".py") else "text/x-rst", produced_by=op,
+                   supersedes=files.get(path), version=n, trace=trace,
+                   status="accepted" if op else None)
+        files[path] = iid
+        return iid
+
+    version(GENERIC, "base", 1, None, [])
+    version(TEST_FILE, "base", 1, None, [])
+    version(DOC, "base", 1, None, [])
+    en_prompt = a.node("en:prompt", "action", "user_message", "Feature request",
+                       [r_meta, r_prompt])
+    en_repo = a.node("en:repo", "artifact", "artifact", "minnx checkout", individual="repo:base")
+    wf_context = a.phase("wf:context", "context", "Request and repository", [en_prompt, en_repo])
+
+    steps = ["Find the shortest-path module, its exports, tests and docs",
+             "Implement shortest_path_through on top of shortest_path",
+             "Check missing-node behaviour", "Add regression tests and run them"]
+    r_plan = t.line("message", "response_item", {
+        "type": "function_call", "name": "update_plan", "call_id": t._call_id(),
+        "arguments": json.dumps({"plan": [{"step": s, "status": "pending"} for s in steps]})})
+    w.append("operator", id="op:plan", run=RUN, stream="agent", op="plan_update",
+             parents=["repo:base"], trace=[r_plan], summary="Four-step plan")
+    a.artifact("doc:plan", "plan", "plan", "".join(f"- [ ] {s}\n" for s in steps).encode(),
+               "text/markdown", produced_by="op:plan", trace=[r_plan])
+    en_plan = a.node("en:plan", "action", "tool_call", "update_plan", [r_plan])
+    en_plan_doc = a.node("en:plan-doc", "artifact", "artifact", "plan", individual="doc:plan")
+    a.edge("produces", en_plan, en_plan_doc)
+    wf_plan = a.phase("wf:plan", "plan", "Plan", [en_plan, en_plan_doc])
+    a.edge("frames", wf_context, wf_plan)
+
+    base = states["base"]
+    looks = [
+        ("rg-def", "rg -n 'def (shortest_path|has_path)' minnx", "search",
+         grep(base, r"def (shortest_path|has_path)", "minnx")),
+        ("rg-exports", "rg -n '__all__|import \\*' minnx", "search",
+         grep(base, r"__all__|import \*", "minnx")),
+        ("read-generic", f"sed -n '1,40p' {GENERIC}", "file_read", head(base, GENERIC, 40)),
+        ("read-tests", f"sed -n '1,40p' {TEST_FILE}", "file_read", head(base, TEST_FILE, 40)),
+        ("read-doc", f"cat {DOC}", "file_read", base[DOC]),
+    ]
+    inspect_nodes: dict[str, str] = {}
+    for key, cmd, kind, output in looks:
+        call, res = t.exec(cmd, output, 0, kind)
+        w.append("operator", id=f"op:{key}", run=RUN, stream="agent", op="inspect",
+                 tool="exec_command", parents=["repo:base"], params={"cmd": cmd},
+                 trace=[call, res])
+        a.artifact(f"out:{key}", "command_output", f"{key}.txt",
+                   shell_transcript(cmd, output, 0), "text/plain", produced_by=f"op:{key}",
+                   trace=[res])
+        act = a.node(f"en:{key}", "action", "tool_call", f"`{cmd}`", [call, res])
+        art = a.node(f"en:{key}-out", "artifact", "artifact", f"output of `{cmd}`",
+                     individual=f"out:{key}")
+        a.edge("uses", act, en_repo)
+        a.edge("produces", act, art)
+        inspect_nodes[key] = art
+        inspect_nodes[key + "-act"] = act
+    r_odd = t.line("unrecognized", "event_msg", {"type": "background_event",
+                                                 "message": "indexing workspace (42 files)"},
+                   error="unrecognized event_msg type 'background_event'; kept verbatim")
+    en_odd = a.node("en:trace-errors", "action", "trace_error", "Unrecognized rollout row",
+                    [r_odd])
+    wf_inspect = a.phase("wf:inspect-repo", "inspect", "Repository inspection",
+                         [*inspect_nodes.values(), en_odd])
+    a.edge("informs", wf_plan, wf_inspect)
+
+    # implementation ----------------------------------------------------------
+    _patches_and_checks(a, t, states, files, inspect_nodes, wf_inspect)
+    a.artifact("log:rollout", "transcript", t.name, ("\n".join(t.lines) + "\n").encode(),
+               "application/x-ndjson", stream="tracer",
+               attributes={"format": "codex-rollout-jsonl", "records": len(t.lines)})
+
+
+def _patch(a: Recorder, t: CodexRollout, key: str, op: str, before: dict[str, str],
+           after: dict[str, str], parents: list[str], summary: str,
+           custom_type: str | None = None) -> tuple[str, list[str], str]:
+    """Apply one patch: operator, diff artifact, evidence nodes; returns (action node, ...)."""
+    diff = git_diff(before, after)
+    call, res = t.apply_patch(diff)
+    a.w.append("operator", id=f"op:{key}", run=RUN, stream="agent", op=op,
+               custom_type=custom_type, tool="apply_patch", parents=parents,
+               trace=[call, res], summary=summary)
+    a.artifact(f"patch:{key}", "patch", f"{key}.diff", diff.encode(), "text/x-diff",
+               produced_by=f"op:{key}", trace=[call])
+    act = a.node(f"en:{key}", "action", "tool_call", summary, [call, res])
+    art = a.node(f"en:patch-{key}", "artifact", "artifact", f"{key}.diff",
+                 individual=f"patch:{key}")
+    a.edge("produces", act, art)
+    return act, [call, res], art
+
+
+def _patches_and_checks(a: Recorder, t: CodexRollout, states: dict[str, dict[str, str]],
+                        files: dict[str, str], looks: dict[str, str], wf_inspect: str) -> None:
+    w = a.w
+
+    def version(path: str, state: str, op: str, trace: list[str]) -> str:
+        old = files[path]
+        n = int(old.rsplit("@", 1)[1]) + 1
+        iid = f"{old.rsplit('@', 1)[0]}@{n}"
+        a.artifact(iid, "source_file", path, states[state][path].encode(),
+                   "text/x-python" if path.endswith(".py") else "text/x-rst", produced_by=op,
+                   supersedes=old, version=n, trace=trace, status="accepted")
+        files[path] = iid
+        return a.node("en:" + iid.replace(":", "-"), "artifact", "artifact", f"{path} v{n}",
+                      individual=iid)
+
+    # implementation patch -------------------------------------------------------
+    r_why = t.say("shortest_path lives in minnx/shortest_paths/generic.py and is exported via "
+                  "its __all__; I'll add shortest_path_through next to it, reuse shortest_path "
+                  "per segment and drop each segment's first node when concatenating.")
+    en_why = a.node("en:design", "action", "assistant_message", "Placement decision", [r_why])
+    for key, conf in (("rg-def", 0.88), ("rg-exports", 0.84), ("read-generic", 0.9)):
+        a.edge("informs", looks[key], en_why, confidence=conf,
+               rationale="the decision cites what this output showed")
+    impl, impl_tr, impl_diff = _patch(
+        a, t, "impl", "synthesize", states["base"], states["impl"],
+        [files[GENERIC], files[DOC], "doc:plan"], "Implement shortest_path_through")
+    en_gen2 = version(GENERIC, "impl", "op:impl", impl_tr)
+    en_doc2 = version(DOC, "impl", "op:impl", impl_tr)
+    a.edge("informs", en_why, impl)
+    a.edge("informs", looks["read-doc"], impl, confidence=0.72,
+           rationale="the patch adds the function to the autosummary list it read")
+    a.edge("produces", impl, en_gen2)
+    a.edge("produces", impl, en_doc2)
+    wf_impl = a.phase("wf:implement", "execute", "Implementation patch",
+                      [en_why, impl, impl_diff, en_gen2, en_doc2])
+    a.edge("informs", wf_inspect, wf_impl)
+
+    # the agent's first statement, and the probe that contradicts it -------------------
+    first = ("Missing nodes need no extra handling: `shortest_path` already raises "
+             "`NodeNotFound`, so `shortest_path_through` reports a missing waypoint the usual way.")
+    r_first = t.say(first + " Let me check the existing behaviour to be sure.")
+    a.claim("claim:missing-nodes@1", first, [], [r_first], final=False,
+            evidence=["patch:impl"], name="missing-nodes")
+    code, out, _ = run_script({p: s.encode() for p, s in states["impl"].items()},
+                              ["-c", PROBE], alias=CWD, isolated=False)
+    assert code == 0 and "shortest_path_through(G, 0, 3, [9]) -> NodeNotFound: Target 9" in out
+    cmd = "python - <<'EOF'\n" + PROBE + "EOF"
+    call, res = t.exec(cmd, out, code, "command")
+    w.append("operator", id="op:probe", run=RUN, stream="agent", op="inspect",
+             tool="exec_command", parents=[files[GENERIC]], params={"cmd": cmd},
+             trace=[call, res], summary="Existing missing-node behaviour")
+    a.artifact("out:probe", "command_output", "probe.txt", shell_transcript(cmd, out, code),
+               "text/plain", produced_by="op:probe", trace=[res])
+    a.check("out:probe", r"re:\[9\]\) -> NodeNotFound: (.*)$", "Target 9 is not in G")
+    w.append("fitness", id="fit:missing-nodes@1", run=RUN, stream="agent",
+             target="claim:missing-nodes@1", operator="op:probe", evidence=["out:probe"],
+             evaluator={"name": "codex self-check (python probe)", "version": "1"},
+             verdict="contradicted", passed=False,
+             review="The probe passes the missing node **9** as an *intermediate* node, but the "
+                    "error says `Target 9 is not in G`: the segment call blames the wrong role.")
+    r_seen = t.say("The message blames the target although 9 was a waypoint. Adding a guard "
+                   "that checks every node up front and names its role.")
+    en_probe = a.node("en:probe", "action", "tool_call", "Probe missing-node behaviour",
+                      [call, res])
+    en_probe_out = a.node("en:probe-out", "artifact", "artifact", "probe output",
+                          individual="out:probe")
+    en_first = a.node("en:claim-missing-nodes@1", "artifact", "claim", first,
+                      individual="claim:missing-nodes@1")
+    en_seen = a.node("en:finding", "action", "assistant_message", "Wrong role in message",
+                     [r_first, r_seen])
+    a.edge("uses", en_probe, en_gen2)
+    a.edge("produces", en_probe, en_probe_out)
+    a.edge("checked_by", en_first, en_probe)
+    a.edge("informs", en_probe_out, en_seen, confidence=0.93,
+           rationale="the finding quotes the probe's message")
+    wf_probe = a.phase("wf:check-missing", "inspect", "Existing missing-node behaviour",
+                       [en_first, en_probe, en_probe_out, en_seen])
+    a.edge("informs", wf_impl, wf_probe)
+
+    # guard and regression tests --------------------------------------------------
+    guard, guard_tr, guard_diff = _patch(
+        a, t, "guard", "refine", states["impl"], states["guard"],
+        [files[GENERIC], "out:probe"], "Guard: NodeNotFound naming the node's role")
+    en_gen3 = version(GENERIC, "guard", "op:guard", guard_tr)
+    a.edge("produces", guard, en_gen3)
+    a.edge("informs", en_seen, guard)
+    tests, tests_tr, tests_diff = _patch(
+        a, t, "tests", "custom", states["guard"], states["tests"], [files[TEST_FILE]],
+        "Regression tests for shortest_path_through", custom_type="add_tests")
+    en_test2 = version(TEST_FILE, "tests", "op:tests", tests_tr)
+    a.edge("produces", tests, en_test2)
+    wf_guard = a.phase("wf:guard", "execute", "Guard patch", [guard, guard_diff, en_gen3])
+    wf_tests = a.phase("wf:tests", "execute", "Regression-test patch",
+                       [tests, tests_diff, en_test2])
+    a.edge("informs", wf_probe, wf_guard)
+    a.edge("informs", wf_guard, wf_tests)
+
+    # the focused run -----------------------------------------------------------
+    code, out = run_pytest(states["tests"])
+    assert code == 0, out
+    call, res = t.exec(PYTEST, out, code, "command")
+    w.append("operator", id="op:pytest", run=RUN, stream="pytest", op="verify", tool="pytest",
+             parents=[files[GENERIC], files[TEST_FILE]], params={"cmd": PYTEST},
+             trace=[call, res], summary="Focused test run")
+    a.artifact("out:pytest", "command_output", "pytest.txt", shell_transcript(PYTEST, out, code),
+               "text/plain", stream="pytest", produced_by="op:pytest", trace=[res],
+               attributes={"normalised": "elapsed time shown as N.NNs; scratch path as " + CWD})
+    en_run = a.node("en:pytest", "action", "tool_call", "Focused pytest run", [call, res])
+    en_run_out = a.node("en:pytest-out", "artifact", "artifact", "pytest output",
+                        individual="out:pytest")
+    a.edge("uses", en_run, en_test2)
+    a.edge("uses", en_run, en_gen3)
+    a.edge("produces", en_run, en_run_out)
+    for diff_node in (impl_diff, guard_diff, tests_diff):
+        a.edge("checked_by", diff_node, en_run)
+    wf_validate = a.phase("wf:validate", "validate", "Focused test run", [en_run, en_run_out])
+    for wf in (wf_impl, wf_guard, wf_tests):
+        a.edge("checked_by", wf, wf_validate)
+    _claims(a, t, out, wf_validate, {"impl": impl_diff, "guard": guard_diff,
+                                     "pytest": en_run_out, "first": en_first})
+
+
+def _passed(test: str) -> tuple[str, str, Scalar]:
+    return ("out:pytest", rf"re:::{test} (PASSED)", "PASSED")
+
+
+def _claims(a: Recorder, t: CodexRollout, pytest_out: str, wf_validate: str,
+            nodes: dict[str, str]) -> None:
+    passed = int(re.findall(r"(\d+) passed", pytest_out)[0])
+    specs: list[tuple[str, str, list[tuple[str, str, Scalar]], list[str], str | None]] = [
+        ("claim:placement", "`shortest_path_through` is defined in "
+         "`minnx/shortest_paths/generic.py`, next to `shortest_path`, and exported through "
+         "that module's `__all__`.",
+         [("patch:impl", r"re:^\+\+\+ b/(\S+generic\.py)$", GENERIC),
+          ("patch:impl", r"re:^\+def (shortest_path_through)\(", "shortest_path_through")],
+         ["impl"], None),
+        ("claim:order", "It returns a path that visits the intermediate nodes in the given "
+         "order, for unweighted and weighted graphs and for directed graphs.",
+         [_passed("test_through_unweighted"), _passed("test_through_weighted"),
+          _passed("test_through_visits_in_order"),
+          _passed("test_through_directed_respects_edge_direction")], ["impl", "pytest"], None),
+        ("claim:boundaries", "Segment paths are concatenated without repeating the boundary "
+         "node; with no intermediate nodes the result equals `shortest_path`.",
+         [_passed("test_through_no_repeated_boundary_nodes"),
+          _passed("test_through_empty_is_shortest_path")], ["impl", "pytest"], None),
+        ("claim:missing-nodes@2", "A missing source, intermediate or target node raises "
+         "`NodeNotFound` that names its role (`Intermediate node z is not in G`); an unreachable "
+         "intermediate node raises `NetworkXNoPath`.",
+         [_passed("test_through_missing_intermediate_raises_node_not_found"),
+          _passed("test_through_missing_target_raises_node_not_found"),
+          _passed("test_through_unreachable_intermediate_raises_no_path")],
+         ["guard", "pytest"], "claim:missing-nodes@1"),
+        ("claim:suite", f"The focused run of `{TEST_FILE}` passed all {passed} tests.",
+         [("out:pytest", r"re:collected (\d+) items", passed),
+          ("out:pytest", r"re:=+ (\d+) passed in", passed)], ["pytest"], None),
+    ]
+    r_final = t.say("Done.\n" + "\n".join(f"- {s[1]}" for s in specs)
+                    + "\n- Cost: one shortest_path call per segment (len(through) + 1 calls).")
+    claim_nodes = []
+    for cid, text, bindings, support, derived in specs:
+        extra: dict[str, Any] = {"name": cid.split(":", 1)[1].split("@")[0]}
+        if derived:
+            extra.update(derived_from=[derived], supersedes=derived, version=2)
+        a.claim(cid, text, bindings, [r_final], **extra)
+        node = a.node("en:" + cid, "artifact", "claim", text, individual=cid)
+        for key in support:
+            a.edge("supports", nodes[key], node)
+        if derived:
+            a.edge("informs", nodes["first"], node, confidence=0.8,
+                   rationale="the revised statement replaces the contradicted one")
+        claim_nodes.append(node)
+    cost = ("Cost is one `shortest_path` call per segment, i.e. `len(through) + 1` calls; "
+            "nothing is cached between segments.")
+    a.claim("claim:cost", cost, [], [r_final], evidence=["patch:impl"])
+    cost_node = a.node("en:claim:cost", "artifact", "claim", cost, individual="claim:cost")
+    a.edge("supports", nodes["impl"], cost_node, confidence=0.6,
+           rationale="read off the loop in the patch; no test measures it")
+    en_final = a.node("en:final", "action", "assistant_message", "Final summary", [r_final])
+    wf_claim = a.phase("wf:claim", "claim", "Result", [en_final, *claim_nodes, cost_node])
+    a.edge("supports", wf_validate, wf_claim)
+    a.w.append("operator", id="op:recheck", run=RUN, stream="evaluator", op="verify",
+               tool=f"{CHECKER['name']} {CHECKER['version']}",
+               parents=["patch:impl", "patch:guard", "out:pytest"],
+               summary="Re-read every bound value from the payload bytes")
+    for cid, _, bindings, _, _ in specs:
+        for evidence, field, value in bindings:
+            a.check(evidence, field, value)
+        a.w.append("fitness", id=f"fit:{cid}", run=RUN, stream="evaluator", target=cid,
+                   evaluator=CHECKER, operator="op:recheck", verdict="supported", passed=True,
+                   evidence=sorted({b[0] for b in bindings}),
+                   note=f"{len(bindings)} binding(s) re-read from the payloads and equal")
+    a.w.append("fitness", id="fit:claim:cost", run=RUN, stream="evaluator", target="claim:cost",
+               evaluator=CHECKER, operator="op:recheck", verdict="needs_human_review",
+               evidence=["patch:impl"],
+               review="No binding and no test: the claim rests on reading the loop in the "
+                      "patch. A reviewer should confirm it.")
+
+
+def build(out_dir: Path | None = None) -> Path:
+    w, clock = fresh_writer(
+        NAME, title="NetworkX-style feature: shortest path through ordered nodes "
+                    "(LEDGER case study 2)",
+        description=DESCRIPTION, start="2026-04-14T13:02:00Z", checkpoint_every=30,
+        out_dir=out_dir, step_seconds=11.0)
+    with w:
+        record_session(Recorder(w, RUN, TRACER), clock)
+    return Path(w.root)
+
+
+if __name__ == "__main__":
+    print(build())
