@@ -28,7 +28,7 @@ from pydantic import ValidationError
 
 from bundler import layout
 from bundler.errors import WriterError
-from bundler.integrity.canonical import canonicalize, parse_strict
+from bundler.integrity.canonical import CanonicalError, canonicalize, parse_strict
 from bundler.integrity.merkle import MerkleAccumulator, leaf_hash
 from bundler.integrity.note import Checkpoint, SignerKey, sign_note
 from bundler.model.events import EVENT_MODELS, FORMAT_VERSION, EventBase, PayloadRef
@@ -129,7 +129,11 @@ class BundleWriter:
                 if not raw.endswith(b"\n"):
                     raise WriterError("the event log ends in a partial line; repair it first")
                 line = raw[:-1]
-                obj = parse_strict(line)
+                try:
+                    obj = parse_strict(line)
+                except CanonicalError as exc:
+                    raise WriterError(f"the event log is not valid at line {seq + 1}: {exc}; "
+                                      "run validate") from exc
                 if not isinstance(obj, dict) or obj.get("seq") != seq or obj.get("prev") != prev:
                     raise WriterError(f"the event log is not a valid chain at line {seq + 1}")
                 ids.add(str(obj.get("id")))
