@@ -27,7 +27,7 @@ def _read_trust_keys(values: Sequence[str]) -> tuple[str, ...]:
         if p.is_file():
             try:
                 text = p.read_text(encoding="utf-8")
-            except OSError as exc:
+            except (OSError, UnicodeDecodeError) as exc:
                 raise UsageError(f"--trust-key {value}: {exc}") from exc
             keys += [ln.strip() for ln in text.splitlines()
                      if ln.strip() and not ln.lstrip().startswith("#")]
@@ -64,16 +64,22 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_keygen(args: argparse.Namespace) -> int:
-    from bundler.integrity.note import generate_signer
+    from bundler.integrity.note import KeyFormatError, generate_signer
 
     out = Path(args.output)
     if out.exists() and not args.force:
         raise UsageError(f"{out} exists; use --force to overwrite it")
-    signer = generate_signer(args.name)
-    fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(signer.to_text() + "\n")
-    os.chmod(out, 0o600)
+    try:
+        signer = generate_signer(args.name)
+    except KeyFormatError as exc:
+        raise UsageError(f"--name: {exc}") from exc
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(signer.to_text() + "\n")
+        os.chmod(out, 0o600)
+    except OSError as exc:
+        raise UsageError(f"cannot write the key to {out}: {exc}") from exc
     print(signer.verifier().to_text())
     print(f"private key written to {out} (mode 0600); share only the line above",
           file=sys.stderr)
@@ -85,7 +91,7 @@ def _load_signer(path: str) -> object:
 
     try:
         return parse_signer_key(Path(path).read_text(encoding="utf-8").strip())
-    except (OSError, KeyFormatError) as exc:
+    except (OSError, UnicodeDecodeError, KeyFormatError) as exc:
         raise UsageError(f"--key {path}: {exc}") from exc
 
 
