@@ -188,12 +188,23 @@ def test_format_md_validate_output_is_real() -> None:
 
 
 def test_index_quick_start_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    code = _blocks(DOCS / "index.md", "test")["run"]
+    """Run the quick start as a user would: keygen, the Python snippet, then validate."""
+    blocks = _blocks(DOCS / "index.md", "test")
+    env = dict(os.environ, NO_COLOR="1")
+    keygen = subprocess.run([sys.executable, "-m", "bundler", "keygen", "--name", "my-lab",
+                             "-o", "my-lab.key"], capture_output=True, text=True, cwd=tmp_path,
+                            env=env, timeout=60)
+    assert keygen.returncode == 0, keygen.stderr
+    (tmp_path / "my-lab.pub").write_text(keygen.stdout, encoding="utf-8")
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, Any] = {}
-    exec(compile(code, "docs/index.md", "exec"), namespace)  # the snippet asserts its own result
+    exec(compile(blocks["run"], "docs/index.md", "exec"), namespace)  # asserts its own result
     assert namespace["report"].trust == "pinned"
-    assert (tmp_path / "my-bundle" / "events.jsonl").read_bytes().count(b"\n") == 4
+    command, _, expected = blocks["validate"].partition("\n")
+    args = command.removeprefix("$ review-bundler ").split()
+    proc = subprocess.run([sys.executable, "-m", "bundler", *args], capture_output=True,
+                          text=True, cwd=tmp_path, env=env, timeout=60)
+    assert (proc.returncode, proc.stdout) == (0, expected)
 
 
 # ------------------------------------------------------- format.md vs code
