@@ -105,6 +105,33 @@ def cmd_redact(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_verify_proof(args: argparse.Namespace) -> int:
+    """Check one claim's tlog-proof against pinned keys, without the bundle."""
+    from bundler.integrity.merkle import ProofError
+    from bundler.integrity.note import NoteFormatError
+    from bundler.integrity.proof import ProofFormatError, TlogProof, verify_tlog_proof
+    from bundler.verify.verifier import parse_trusted_keys
+
+    keys = parse_trusted_keys(_read_trust_keys(args.trust_key))
+    if not keys:
+        raise UsageError("verify-proof needs at least one --trust-key")
+    try:
+        text = Path(args.proof).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{args.proof}: {exc}") from exc
+    try:
+        proof = TlogProof.parse(text)
+        cp = verify_tlog_proof(proof, None, keys)
+    except (ProofFormatError, NoteFormatError, ProofError) as exc:
+        print(f"INVALID: {exc}")
+        return EXIT_INVALID
+    print(f"VALID: leaf {proof.index} is included in {cp.origin} at tree size {cp.size}, "
+          "signed by a pinned key")
+    if proof.extra is not None:
+        print(proof.extra.decode("utf-8", errors="replace"))
+    return EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from bundler.schema import schema_json
 
@@ -148,6 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stream", default="redaction-cli",
                    help="stream id recorded for the redaction (declared if new)")
     p.set_defaults(func=cmd_redact)
+
+    p = sub.add_parser("verify-proof", help="verify a claim's tlog-proof@v1 file offline")
+    p.add_argument("proof", help="a .tlog-proof file from a review site's proofs/ folder")
+    p.add_argument("--trust-key", action="append", default=[], metavar="KEY", required=True,
+                   help="the signer's verification key (text or file); repeatable")
+    p.set_defaults(func=cmd_verify_proof)
 
     p = sub.add_parser("schema", help="print the JSON Schema of the event format")
     p.set_defaults(func=cmd_schema)

@@ -1,0 +1,1 @@
+"""Stage 4, render: pages, graphs and viewers.  Pure functions of the index."""

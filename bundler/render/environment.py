@@ -1,0 +1,81 @@
+"""Templates and theme resolution: a fallback loader chain, as in mkdocs.
+
+Lookup order: the user's ``--theme`` folder, then ``themes/default`` (page
+chrome and assets), then ``bundler/templates`` (page bodies).  A theme can
+therefore override the layout, any page body, or any asset by relative path.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
+
+from bundler.errors import UsageError
+
+PACKAGE_DIR = Path(__file__).resolve().parent.parent
+TEMPLATES_DIR = PACKAGE_DIR / "templates"
+
+
+def default_theme_dir() -> Path:
+    """``themes/default`` beside the package (source checkout or editable install),
+    else the copy shipped inside the package."""
+    for candidate in (PACKAGE_DIR.parent / "themes" / "default", PACKAGE_DIR / "themes" / "default"):
+        if (candidate / "layout.html").is_file():
+            return candidate
+    raise UsageError("the default theme (themes/default) is missing from this installation")
+
+
+def theme_dirs(user_theme: Path | None) -> list[Path]:
+    dirs = []
+    if user_theme is not None:
+        if not user_theme.is_dir():
+            raise UsageError(f"--theme {user_theme}: not a folder")
+        dirs.append(user_theme)
+    dirs.append(default_theme_dir())
+    return dirs
+
+
+def make_environment(user_theme: Path | None) -> jinja2.Environment:
+    loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(d)) for d in
+                                        theme_dirs(user_theme)]
+    loaders.append(jinja2.FileSystemLoader(str(TEMPLATES_DIR)))
+    env = jinja2.Environment(
+        loader=jinja2.ChoiceLoader(loaders),
+        # autoescape=True, not select_autoescape(): it would skip *.html.j2 (DESIGN-NOTES §5)
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["short"] = lambda h, n=12: str(h)[:n]
+    env.filters["thousands"] = lambda n: f"{n:,}"
+    env.filters["bytes"] = human_bytes
+    env.globals["Markup"] = Markup
+    return env
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("bytes", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            return f"{int(size):,} {unit}" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} bytes"
+
+
+def theme_assets(user_theme: Path | None) -> Iterator[tuple[str, Path]]:
+    """(relative path under assets/, source file), user theme files winning, sorted."""
+    chosen: dict[str, Path] = {}
+    for d in reversed(theme_dirs(user_theme)):
+        assets = d / "assets"
+        if not assets.is_dir():
+            continue
+        for p in assets.rglob("*"):
+            if p.is_file() and not p.is_symlink():
+                chosen[p.relative_to(assets).as_posix()] = p
+    for rel in sorted(chosen):
+        yield rel, chosen[rel]

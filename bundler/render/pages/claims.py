@@ -1,0 +1,107 @@
+"""Claim pages: what was claimed, what supports it, what checked it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from bundler.graph.index import ClaimStatus, fitness_value
+from bundler.graph.paths import EvidenceGraph, GEdge, evidence_graph, lineage_graph
+from bundler.model.events import ClaimEvent
+from bundler.render.markdown import render_markdown
+from bundler.render.pages.base import STATUS_TEXT, BuildContext, Page, graph_spec
+from bundler.render.urls import claim_href, event_href, slug
+
+
+def claim_pages(ctx: BuildContext) -> list[Page]:
+    rows = ctx.idx.claims_by_status()
+    pages = [_index(ctx, rows)]
+    for claim, status in rows:
+        pages.append(_claim(ctx, claim, status))
+    return pages
+
+
+def _index(ctx: BuildContext, rows: list[tuple[ClaimEvent, ClaimStatus]]) -> Page:
+    path = "claims/index.html"
+    counts = Counter(s for _, s in rows)
+    items = [{"ref": ctx.ref(c.id, path), "status": s, "final": c.final,
+              "text": " ".join(c.text.split())[:240], "seq": c.seq} for c, s in rows]
+    return Page(path, "pages/claims.html", "Claims", "claims", {
+        "items": items,
+        "counts": [(s, counts[s]) for s in ClaimStatus if counts[s]],
+        "status_text": STATUS_TEXT,
+    }, breadcrumbs=[("Overview", "index.html"), ("Claims", None)])
+
+
+def _path_rows(ctx: BuildContext, g: EvidenceGraph, page_path: str) -> list[list[dict[str, Any]]]:
+    out = []
+    for path in g.paths:
+        steps = []
+        for oid, edge in path:
+            steps.append({"ref": ctx.ref(oid, page_path), "edge": _edge_view(edge)})
+        out.append(steps)
+    return out
+
+
+def _edge_view(edge: GEdge | None) -> dict[str, Any] | None:
+    if edge is None:
+        return None
+    return {"relation": edge.relation, "inferred": edge.inferred, "confidence": edge.confidence,
+            "by": edge.by}
+
+
+def _claim(ctx: BuildContext, claim: ClaimEvent, status: ClaimStatus) -> Page:
+    idx = ctx.idx
+    path = claim_href(claim.id)
+    g = evidence_graph(idx, claim.id)
+    lin = lineage_graph(idx, claim.id)
+    graphs = [graph_spec(ctx, g, name="evidence", title=f"Evidence graph of claim {claim.id}",
+                         description="The claim, the evidence it cites, the operators that "
+                         "produced or checked that evidence, down to source trace records.",
+                         page_path=path)]
+    earlier = [d for d in claim.derived_from]
+    later = idx.derived_claims.get(claim.id, [])
+    if len(lin.nodes) > 1:
+        graphs.append(graph_spec(ctx, lin, name="lineage", title=f"Lineage of claim {claim.id}",
+                                 description="Earlier drafts and claims this claim was "
+                                 "derived from.", page_path=path))
+    fitness = [{
+        "id": f.id, "href": "../" + event_href(f.seq), "evaluator": f.evaluator.name,
+        "version": f.evaluator.version, "value": fitness_value(f), "verdict": f.verdict,
+        "passed": f.passed, "note": f.note, "time": f.time,
+        "review_html": render_markdown(f.review) if f.review else None,
+        "stream": ctx.ref(f.stream, path),
+    } for f in idx.fitness_by_target.get(claim.id, [])]
+    bindings = [{"evidence": ctx.ref(b.evidence, path), "field": b.field, "value": b.value,
+                 "comparison": b.comparison, "stance": b.stance, "note": b.note}
+                for b in claim.bindings]
+    inferred = [e for e in g.edges if e.inferred]
+    return Page(path, "pages/claim.html", claim.name or claim.id, "claims", {
+        "claim": claim,
+        "status": status,
+        "status_text": STATUS_TEXT[status],
+        "text_html": render_markdown(claim.text),
+        "fitness": fitness,
+        "bindings": bindings,
+        "evidence": ctx.refs(claim.evidence, path),
+        "paths": _path_rows(ctx, g, path),
+        "paths_truncated": g.paths_truncated,
+        "graph_truncated": g.truncated,
+        "gaps": g.gaps,
+        "inferred": [{"src": ctx.ref(e.src, path), "dst": ctx.ref(e.dst, path),
+                      "relation": e.relation, "by": e.by, "confidence": e.confidence}
+                     for e in inferred],
+        "only_inferred": g.only_inferred,
+        "earlier": ctx.refs(earlier, path),
+        "later": ctx.refs(later, path),
+        "supersedes": ctx.ref(claim.supersedes, path) if claim.supersedes else None,
+        "superseded_by": ctx.refs(idx.superseded_by.get(claim.id, []), path),
+        "producer": ctx.ref(claim.produced_by, path) if claim.produced_by else None,
+        "stream": ctx.ref(claim.stream, path),
+        "event_href": "../" + event_href(claim.seq),
+        "leaf_hash": ctx.bundle.leaf_hash(claim.seq).hex() if claim.seq * 32 < len(
+            ctx.bundle.leaf_hashes) else "",
+        "proof": ctx.proofs.get(claim.seq),
+        "proof_id": "proof-" + slug(claim.id),
+    }, graphs=graphs, breadcrumbs=[("Overview", "index.html"), ("Claims", "claims/index.html"),
+                                   (claim.name or claim.id, None)])

@@ -1,0 +1,110 @@
+"""The paginated event log: every event, its leaf hash and its references."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bundler.graph.index import fitness_value
+from bundler.model.events import (
+    ArchiveEvent,
+    ClaimEvent,
+    EdgeEvent,
+    EventBase,
+    EvidenceNodeEvent,
+    FitnessEvent,
+    IndividualEvent,
+    OperatorEvent,
+    RedactionEvent,
+    RunEvent,
+    SteeringEvent,
+    StreamEvent,
+    TraceRecordEvent,
+    WorkflowNodeEvent,
+)
+from bundler.render.pages.base import BuildContext, Page
+from bundler.render.urls import EVENTS_PER_PAGE, event_page
+from bundler.verify.invariants import references
+
+RAW_PREVIEW = 4000
+
+
+def summary(ev: EventBase) -> str:
+    """One line a reviewer can scan; untrusted text is escaped by the template."""
+    if isinstance(ev, ClaimEvent):
+        return f"claim{' (final)' if ev.final else ''}: {ev.text[:160]}"
+    if isinstance(ev, IndividualEvent):
+        p = f", {ev.payload.media_type}, {ev.payload.size:,} bytes" if ev.payload else ""
+        return f"{ev.kind} {ev.name!r} v{ev.version}{p}"
+    if isinstance(ev, OperatorEvent):
+        return (f"{ev.custom_type or ev.op} ({ev.outcome}) on {len(ev.parents)} parent(s)"
+                + (f": {ev.summary[:120]}" if ev.summary else ""))
+    if isinstance(ev, FitnessEvent):
+        return f"{ev.evaluator.name} {ev.evaluator.version} judged {ev.target}: {fitness_value(ev)}"
+    if isinstance(ev, ArchiveEvent):
+        return f"{ev.action} {ev.member} {'to' if ev.action == 'add' else 'from'} {ev.archive}" + (
+            f": {ev.reason[:120]}" if ev.reason else "")
+    if isinstance(ev, SteeringEvent):
+        return f"{ev.command} by {ev.issuer}: {ev.text[:120]}"
+    if isinstance(ev, RedactionEvent):
+        return f"redacted {ev.target[:23]}… by {ev.authority}: {ev.reason[:120]}"
+    if isinstance(ev, TraceRecordEvent):
+        return f"{ev.record_kind} from {ev.source.transcript}" + (
+            f" line {ev.source.line}" if ev.source.line else "") + (
+            f" (error: {ev.error[:100]})" if ev.error else "")
+    if isinstance(ev, EvidenceNodeEvent):
+        return f"{ev.node_type}/{ev.category}: {ev.label[:120]} ({len(ev.records)} records)"
+    if isinstance(ev, WorkflowNodeEvent):
+        return f"{ev.phase}: {ev.label[:120]} ({len(ev.members)} members)"
+    if isinstance(ev, EdgeEvent):
+        how = (f" (inferred by {ev.inferred_by}, confidence {ev.confidence:g})"
+               if ev.provenance == "inferred" and ev.confidence is not None else "")
+        return f"{ev.source} {ev.relation} {ev.target}{how}"
+    if isinstance(ev, RunEvent):
+        return f"run {ev.title!r}"
+    if isinstance(ev, StreamEvent):
+        return f"{ev.kind} stream {ev.name!r}"
+    return ev.type
+
+
+def event_pages(ctx: BuildContext) -> list[Page]:
+    events = ctx.bundle.events
+    n_pages = max(1, (len(events) + EVENTS_PER_PAGE - 1) // EVENTS_PER_PAGE)
+    pages = []
+    index_rows = []
+    for p in range(n_pages):
+        chunk = events[p * EVENTS_PER_PAGE:(p + 1) * EVENTS_PER_PAGE]
+        path = event_page(p * EVENTS_PER_PAGE)
+        rows: list[dict[str, Any]] = []
+        for ev in chunk:
+            refs = []
+            for field, target, _allowed, _d in references(ev):
+                if field in ("run", "stream"):
+                    continue
+                refs.append({"field": field, "ref": ctx.ref(target, path)})
+            raw = ev.raw if isinstance(ev, TraceRecordEvent) else None
+            rows.append({
+                "ev": ev, "summary": summary(ev), "leaf": ctx.bundle.leaf_hash(ev.seq).hex()
+                if (ev.seq + 1) * 32 <= len(ctx.bundle.leaf_hashes) else "",
+                "line": ctx.bundle.event_lines.get(ev.seq),
+                "refs": refs[:30], "more_refs": max(0, len(refs) - 30),
+                "self": ctx.ref(ev.id, path) if ev.type in ("claim", "individual",
+                                                            "workflow_node") else None,
+                "raw": raw[:RAW_PREVIEW] if raw is not None else None,
+                "raw_truncated": raw is not None and len(raw) > RAW_PREVIEW,
+            })
+        first = chunk[0].seq if chunk else 0
+        last = chunk[-1].seq if chunk else 0
+        index_rows.append({"href": path.removeprefix("events/"), "first": first, "last": last,
+                           "n": len(chunk)})
+        pages.append(Page(path, "pages/events.html", f"Events {first}–{last}", "events", {
+            "rows": rows, "page_no": p + 1, "n_pages": n_pages,
+            "prev": event_page((p - 1) * EVENTS_PER_PAGE).removeprefix("events/") if p else None,
+            "next": event_page((p + 1) * EVENTS_PER_PAGE).removeprefix("events/")
+            if p + 1 < n_pages else None,
+        }, breadcrumbs=[("Overview", "index.html"), ("Events", "events/index.html"),
+                        (f"Page {p + 1}", None)]))
+    pages.insert(0, Page("events/index.html", "pages/events_index.html", "Event log", "events",
+                         {"pages": index_rows, "total": len(events),
+                          "per_page": EVENTS_PER_PAGE},
+                         breadcrumbs=[("Overview", "index.html"), ("Events", None)]))
+    return pages

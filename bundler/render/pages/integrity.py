@@ -1,0 +1,121 @@
+"""Integrity, downloads and overview pages: can the record be trusted?"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from typing import Any
+
+from bundler import layout
+from bundler.diagnostics import CODES, Diagnostic
+from bundler.graph.index import ClaimStatus
+from bundler.integrity.note import parse_verifier_key
+from bundler.render.markdown import render_markdown
+from bundler.render.pages.base import STATUS_TEXT, BuildContext, Page, graph_spec
+from bundler.render.pages.workflow import workflow_level_graph
+from bundler.render.urls import event_href, payload_href
+from bundler.reports import TRUST_TEXT
+
+
+def _diag_view(d: Diagnostic) -> dict[str, Any]:
+    loc = d.location
+    seq = loc.seq if loc.seq is not None else (loc.line - 1 if loc.line and
+                                               loc.path == layout.EVENTS else None)
+    return {"d": d, "where": str(loc), "href": event_href(seq) if seq is not None else None}
+
+
+def integrity_page(ctx: BuildContext) -> Page:
+    report = ctx.report
+    groups: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for d in report.diagnostics:
+        groups[d.code].append(_diag_view(d))
+    meta = ctx.bundle.metadata
+    declared = list(meta.keys) if meta else []
+    pinned = list(report.pinned_keys)
+    key_rows = []
+    for text in sorted(set(declared) | set(pinned)):
+        try:
+            k = parse_verifier_key(text)
+            name, kid = k.name, k.key_id.hex()
+        except ValueError:
+            name, kid = "(malformed)", ""
+        key_rows.append({"text": text, "name": name, "key_id": kid,
+                         "pinned": text in pinned, "declared": text in declared})
+    return Page("integrity.html", "pages/integrity.html", "Integrity", "integrity", {
+        "groups": [{"code": code, "title": CODES[code].title, "severity": items[0]["d"].severity
+                    .label, "items": items[:200], "more": len(items) - 200 +
+                    report.sink.suppressed.get(code, 0)} for code, items in groups.items()],
+        "checkpoints": ctx.bundle.checkpoints,
+        "keys": key_rows,
+        "signed_prefix": report.signed_prefix,
+        "n_events": len(ctx.bundle.leaf_hashes) // 32,
+        "steps": report.steps_completed,
+        "trust_text": TRUST_TEXT[report.trust],
+        "example_key": pinned[0] if pinned else (declared[0] if declared else "NAME+ID+KEY"),
+    }, breadcrumbs=[("Overview", "index.html"), ("Integrity", None)])
+
+
+def downloads_page(ctx: BuildContext, copied: dict[str, str]) -> Page:
+    """``copied`` maps digest -> path (from site root) of payloads shipped in the site."""
+    rows = []
+    for digest, st in sorted(ctx.bundle.payloads.items()):
+        rows.append({"digest": digest, "state": st.state.value, "size": st.size,
+                     "media_type": st.media_type, "href": copied.get(digest),
+                     "reason": st.reason, "authority": st.authority})
+    checkpoints = [c.path for c in ctx.bundle.checkpoints]
+    return Page("downloads.html", "pages/downloads.html", "Downloads", "downloads", {
+        "payloads": rows, "checkpoints": checkpoints,
+    }, breadcrumbs=[("Overview", "index.html"), ("Downloads", None)])
+
+
+def overview_page(ctx: BuildContext) -> Page:
+    idx, report = ctx.idx, ctx.report
+    path = "index.html"
+    rows = idx.claims_by_status()
+    counts = Counter(s for _, s in rows)
+    attention = [{"ref": ctx.ref(c.id, path), "status": s, "final": c.final,
+                  "text": " ".join(c.text.split())[:200]} for c, s in rows if s.attention]
+    others = [{"ref": ctx.ref(c.id, path), "status": s, "final": c.final,
+               "text": " ".join(c.text.split())[:200]} for c, s in rows if not s.attention]
+    meta = ctx.bundle.metadata
+    graphs = []
+    if idx.workflow_nodes:
+        graphs.append(graph_spec(ctx, workflow_level_graph(ctx), name="workflow",
+                                 title="Workflow-level graph",
+                                 description="Workflow phases of the agent's session.",
+                                 page_path=path, rankdir="LR"))
+    kinds = Counter(i.kind for i in idx.individuals.values() if i.id not in idx.claims)
+    states = Counter(p.state.value for p in ctx.bundle.payloads.values())
+    return Page(path, "pages/index.html", meta.title if meta else "Review bundle", "overview", {
+        "description_html": render_markdown(meta.description) if meta and meta.description
+        else None,
+        "attention": attention[:200], "attention_more": max(0, len(attention) - 200),
+        "others": others[:200], "others_more": max(0, len(others) - 200),
+        "counts": [(s, counts[s], STATUS_TEXT[s]) for s in ClaimStatus if counts[s]],
+        "runs": [{"r": r, "href": event_href(r.seq)} for r in idx.runs],
+        "streams": [{"s": s, "href": event_href(s.seq)} for s in idx.streams.values()],
+        "n_events": len(ctx.bundle.events), "n_artifacts": len(idx.individuals) - len(idx.claims),
+        "n_claims": len(idx.claims), "n_checkpoints": len(ctx.bundle.checkpoints),
+        "n_operators": len(idx.operators), "n_fitness": len(idx.fitness),
+        "kinds": sorted(kinds.items(), key=lambda kv: (-kv[1], kv[0]))[:12],
+        "payload_states": sorted(states.items()),
+        "span": idx.time_span(),
+        "audit": ctx.audit_pages,
+        "summary": report.summary(),
+        "trust_text": TRUST_TEXT[report.trust],
+        "first_error": next((d for d in report.diagnostics if d.severity.label == "error"), None),
+    }, graphs=graphs)
+
+
+def bundle_copy_files(ctx: BuildContext) -> list[tuple[str, str]]:
+    """(site path, bundle-relative source path) for the downloadable bundle copy.
+
+    Only verified payloads are copied: redacted bytes are absent anyway, and
+    leaked or corrupt bytes must never reach the site.
+    """
+    out = [(f"bundle/{name}", name) for name in (layout.METADATA, layout.EVENTS,
+                                                 layout.MANIFEST)]
+    out += [(f"bundle/{c.path}", c.path) for c in ctx.bundle.checkpoints]
+    for digest, st in sorted(ctx.bundle.payloads.items()):
+        if st.state.value == "verified" and st.path:
+            out.append((payload_href(digest), st.path))
+    return out

@@ -1,0 +1,91 @@
+"""Lineage of selected individuals, archive membership over time, and steering."""
+
+from __future__ import annotations
+
+from bundler.graph.index import BundleIndex
+from bundler.graph.paths import lineage_graph
+from bundler.model.events import FitnessEvent
+from bundler.render.pages.base import BuildContext, Page, graph_spec
+from bundler.render.urls import event_href
+
+MAX_LINEAGE_GRAPHS = 6
+
+
+def best_candidates(idx: BundleIndex, limit: int) -> list[tuple[str, FitnessEvent]]:
+    """Individuals with the best score per metric (higher or lower is better, as declared)."""
+    best: dict[str, FitnessEvent] = {}
+    for f in idx.fitness:
+        if f.score is None or f.target in idx.claims:
+            continue
+        cur = best.get(f.target)
+        if cur is None or (f.score > cur.score if f.higher_is_better else  # type: ignore[operator]
+                           f.score < cur.score):  # type: ignore[operator]
+            best[f.target] = f
+    ranked = sorted(best.items(), key=lambda kv: (-(kv[1].score or 0.0)
+                                                  if kv[1].higher_is_better
+                                                  else (kv[1].score or 0.0), kv[1].seq))
+    return ranked[:limit]
+
+
+def current_members(idx: BundleIndex, archive: str) -> list[str]:
+    members: dict[str, None] = {}
+    for a in idx.archives.get(archive, []):
+        if a.action == "add":
+            members[a.member] = None
+        else:
+            members.pop(a.member, None)
+    return list(members)
+
+
+def lineage_page(ctx: BuildContext) -> Page:
+    idx = ctx.idx
+    path = "lineage.html"
+    selected: list[tuple[str, str]] = [(oid, f"best by {f.metric or 'score'} = {f.score:g}")
+                                       for oid, f in best_candidates(idx, 1)]
+    for name in sorted(idx.archives):
+        for m in current_members(idx, name)[:3]:
+            selected.append((m, f"member of archive {name}"))
+    seen: set[str] = set()
+    graphs, items = [], []
+    for oid, why in selected:
+        if oid in seen or len(graphs) >= MAX_LINEAGE_GRAPHS:
+            continue
+        seen.add(oid)
+        g = lineage_graph(idx, oid, max_nodes=50)
+        name = f"lineage-{len(graphs)}"
+        graphs.append(graph_spec(ctx, g, name=name, title=f"Lineage of {oid}",
+                                 description=f"Ancestry of {oid} ({why}).", page_path=path))
+        items.append({"ref": ctx.ref(oid, path), "why": why, "graph": name,
+                      "truncated": g.truncated})
+    archives = []
+    for name in sorted(idx.archives):
+        events = idx.archives[name]
+        archives.append({
+            "name": name,
+            "events": [{"seq": a.seq, "time": a.time, "action": a.action,
+                        "member": ctx.ref(a.member, path), "reason": a.reason,
+                        "href": event_href(a.seq)} for a in events[:1000]],
+            "more": max(0, len(events) - 1000),
+            "adds": sum(1 for a in events if a.action == "add"),
+            "removes": sum(1 for a in events if a.action == "remove"),
+            "current": ctx.refs(current_members(idx, name)[:200], path),
+        })
+    return Page(path, "pages/lineage.html", "Lineage and archives", "lineage",
+                {"items": items, "archives": archives}, graphs=graphs,
+                breadcrumbs=[("Overview", "index.html"), ("Lineage", None)])
+
+
+def steering_page(ctx: BuildContext) -> Page:
+    idx = ctx.idx
+    path = "steering.html"
+    rows = []
+    for s in idx.steering:
+        ops = idx.applied_by.get(s.id, [])
+        derived = [c for op in ops for c in idx.children.get(op, [])]
+        rows.append({"s": s, "href": event_href(s.seq), "issuer": s.issuer,
+                     "stream": ctx.ref(s.stream, path),
+                     "target": ctx.ref(s.target, path) if s.target else None,
+                     "operators": ctx.refs(ops, path), "derived": ctx.refs(derived[:50], path),
+                     "derived_more": max(0, len(derived) - 50)})
+    return Page(path, "pages/steering.html", "Steering", "steering", {"rows": rows},
+                breadcrumbs=[("Overview", "index.html"), ("Steering", None)])

@@ -1,0 +1,119 @@
+"""LEDGER's two-level view: workflow phases, then each phase's evidence graph.
+
+The workflow level stays small by construction (one node per workflow node).
+The evidence level is drawn per workflow node and capped; a node with more
+members than the cap is split into pages rather than laid out as one huge
+graph (DESIGN-NOTES §6: dot slows sharply past ~1,000 nodes).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from bundler.graph.paths import EvidenceGraph, GEdge, node_for
+from bundler.model.events import WorkflowNodeEvent
+from bundler.render.pages.base import BuildContext, Page, graph_spec
+from bundler.render.urls import workflow_href
+
+MAX_EVIDENCE_NODES = 150
+
+
+def workflow_level_graph(ctx: BuildContext) -> EvidenceGraph:
+    idx = ctx.idx
+    g = EvidenceGraph(root="")
+    wfs = list(idx.workflow_nodes.values())
+    for wf in wfs:
+        g.nodes[wf.id] = node_for(idx, wf.id)
+        g.nodes[wf.id] = g.nodes[wf.id].__class__(wf.id, "workflow_node",
+                                                  f"{wf.phase}: {wf.label}", wf.phase)
+    # edges between phases: aggregated semantic edges among their members
+    counts: Counter[tuple[str, str, str]] = Counter()
+    for e in idx.edges:
+        a = idx.workflow_of_node.get(e.source, e.source if e.source in idx.workflow_nodes else "")
+        b = idx.workflow_of_node.get(e.target, e.target if e.target in idx.workflow_nodes else "")
+        if a and b and a != b:
+            counts[(a, b, e.relation)] += 1
+    for (a, b, rel), n in sorted(counts.items()):
+        g.edges.append(GEdge(a, b, rel if n == 1 else f"{rel} ×{n}"))
+    if not counts:  # no semantic edges between phases: show the order instead
+        for a, b in zip(wfs, wfs[1:], strict=False):
+            g.edges.append(GEdge(a.id, b.id, "then"))
+    return g
+
+
+def workflow_pages(ctx: BuildContext) -> list[Page]:
+    idx = ctx.idx
+    path = "workflow/index.html"
+    wfs = list(idx.workflow_nodes.values())
+    graphs = []
+    if wfs:
+        graphs.append(graph_spec(ctx, workflow_level_graph(ctx), name="workflow",
+                                 title="Workflow-level graph",
+                                 description="Workflow nodes (phases) and the semantic edges "
+                                 "between their evidence.", page_path=path, rankdir="LR"))
+    phases = [{"wf": wf, "href": "../" + workflow_href(wf.id),
+               "members": ctx.refs(wf.members, path)} for wf in wfs]
+    pages = [Page(path, "pages/workflow.html", "Workflow", "workflow",
+                  {"phases": phases, "has_layers": bool(wfs),
+                   "trace_count": len(idx.trace_records),
+                   "evidence_count": len(idx.evidence_nodes)},
+                  graphs=graphs, breadcrumbs=[("Overview", "index.html"), ("Workflow", None)])]
+    pages += [_phase(ctx, wf) for wf in wfs]
+    return pages
+
+
+def evidence_level_graph(ctx: BuildContext, wf: WorkflowNodeEvent) -> EvidenceGraph:
+    idx = ctx.idx
+    g = EvidenceGraph(root=wf.id)
+    members = [m for m in wf.members if idx.get(m) is not None]
+    for m in members[:MAX_EVIDENCE_NODES]:
+        g.nodes[m] = node_for(idx, m)
+    for m in list(g.nodes):
+        node = idx.evidence_nodes.get(m)
+        if node is not None and node.individual and len(g.nodes) < MAX_EVIDENCE_NODES:
+            g.nodes.setdefault(node.individual, node_for(idx, node.individual))
+            g.edges.append(GEdge(m, node.individual, "artifact"))
+    inside = set(g.nodes)
+    for e in idx.edges:
+        if e.source in inside or e.target in inside:
+            for end in (e.source, e.target):
+                if end not in g.nodes:
+                    if len(g.nodes) >= MAX_EVIDENCE_NODES:
+                        g.truncated = True
+                        break
+                    g.nodes[end] = node_for(idx, end)
+            else:
+                g.edges.append(GEdge(e.source, e.target, e.relation,
+                                     e.provenance == "inferred", e.confidence, e.inferred_by,
+                                     e.id))
+    g.truncated = g.truncated or len(members) > MAX_EVIDENCE_NODES
+    return g
+
+
+def _phase(ctx: BuildContext, wf: WorkflowNodeEvent) -> Page:
+    idx = ctx.idx
+    path = workflow_href(wf.id)
+    g = evidence_level_graph(ctx, wf)
+    members = []
+    for m in wf.members:
+        node = idx.evidence_nodes.get(m)
+        members.append({
+            "ref": ctx.ref(m, path),
+            "category": node.category if node else "",
+            "node_type": node.node_type if node else "",
+            "records": [{"ref": ctx.ref(r, path),
+                         "raw": idx.trace_records[r].raw[:2000] if r in idx.trace_records else "",
+                         "kind": idx.trace_records[r].record_kind if r in idx.trace_records
+                         else "missing",
+                         "error": idx.trace_records[r].error if r in idx.trace_records else None}
+                        for r in (node.records if node else [])],
+            "individual": ctx.ref(node.individual, path) if node and node.individual else None,
+        })
+    return Page(path, "pages/phase.html", f"{wf.phase}: {wf.label}", "workflow", {
+        "wf": wf, "members": members, "truncated": g.truncated,
+    }, graphs=[graph_spec(ctx, g, name="evidence-level", title=f"Evidence graph of {wf.label}",
+                          description=f"Evidence nodes of the {wf.phase} phase and their typed "
+                          "semantic edges. Dashed edges were inferred.", page_path=path,
+                          rankdir="LR")],
+        breadcrumbs=[("Overview", "index.html"), ("Workflow", "workflow/index.html"),
+                     (wf.label, None)])

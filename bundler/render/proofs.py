@@ -1,0 +1,53 @@
+"""Per-claim inclusion proofs in C2SP ``tlog-proof@v1`` text.
+
+Each proof carries the event's exact bytes in its ``extra`` line, so it is
+self-contained: with the signer's key, a reviewer can check the claim's
+event against the signed checkpoint without the rest of the site.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from bundler import layout
+from bundler.integrity.merkle import MerkleTree
+from bundler.integrity.proof import TlogProof
+from bundler.verify.result import CheckpointCheck, LoadedBundle
+
+
+def _best_checkpoint(checkpoints: list[CheckpointCheck], seq: int) -> CheckpointCheck | None:
+    good = [c for c in checkpoints if c.root_matches and c.any_ok and c.size > seq]
+    return max(good, key=lambda c: c.size) if good else None
+
+
+def _read_lines(bundle: LoadedBundle, line_numbers: set[int]) -> dict[int, bytes]:
+    out: dict[int, bytes] = {}
+    if not line_numbers:
+        return out
+    last = max(line_numbers)
+    with open(bundle.root / layout.EVENTS, "rb") as fh:
+        for no, raw in enumerate(fh, start=1):
+            if no in line_numbers:
+                out[no] = raw.rstrip(b"\n")
+            if no >= last:
+                break
+    return out
+
+
+def claim_proofs(bundle: LoadedBundle, seqs: Iterable[int]) -> dict[int, str]:
+    wanted = {s for s in seqs if s in bundle.event_lines}
+    if not wanted or not bundle.checkpoints:
+        return {}
+    tree = MerkleTree(bundle.leaves())
+    lines = _read_lines(bundle, {bundle.event_lines[s] for s in wanted})
+    proofs: dict[int, str] = {}
+    for seq in sorted(wanted):
+        cp = _best_checkpoint(bundle.checkpoints, seq)
+        data = lines.get(bundle.event_lines[seq])
+        if cp is None or data is None:
+            continue
+        index = bundle.event_lines[seq] - 1   # leaf index = line position
+        hashes = tuple(tree.inclusion_proof(index, cp.size))
+        proofs[seq] = TlogProof(index=index, hashes=hashes, checkpoint_note=cp.note,
+                                extra=data).to_text()
+    return proofs

@@ -1,0 +1,83 @@
+"""The site's URL scheme, in one place.
+
+Every href is relative (the site must work from file:// and from any
+sub-path), so pages ask for a path *from the site root* and prefix it with
+their own ``root`` ("", "../").  Object ids are untrusted: file names are a
+sanitised prefix plus a hash of the id, so they cannot collide, traverse or
+carry markup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+from bundler.graph.index import BundleIndex
+from bundler.model.events import ClaimEvent, IndividualEvent, WorkflowNodeEvent
+
+EVENTS_PER_PAGE = 500
+_UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def slug(oid: str) -> str:
+    base = _UNSAFE.sub("-", oid).strip("-")[:48] or "x"
+    return f"{base}-{hashlib.sha256(oid.encode('utf-8')).hexdigest()[:8]}"
+
+
+def event_page(seq: int) -> str:
+    return f"events/page-{seq // EVENTS_PER_PAGE + 1:04d}.html"
+
+
+def event_href(seq: int) -> str:
+    return f"{event_page(seq)}#e{seq}"
+
+
+def claim_href(oid: str) -> str:
+    return f"claims/{slug(oid)}.html"
+
+
+def artifact_href(oid: str) -> str:
+    return f"artifacts/{slug(oid)}.html"
+
+
+def workflow_href(oid: str) -> str:
+    return f"workflow/{slug(oid)}.html"
+
+
+def payload_href(digest: str) -> str:
+    algo, _, hexdigest = digest.partition(":")
+    return f"bundle/payloads/{algo}/{hexdigest}"
+
+
+class Linker:
+    """Maps object ids to their page (from the site root), or ``None``."""
+
+    def __init__(self, idx: BundleIndex) -> None:
+        self.idx = idx
+
+    def href(self, oid: str) -> str | None:
+        ev = self.idx.get(oid)
+        if ev is None:
+            return None
+        if isinstance(ev, ClaimEvent):
+            return claim_href(oid)
+        if isinstance(ev, IndividualEvent):
+            return artifact_href(oid)
+        if isinstance(ev, WorkflowNodeEvent):
+            return workflow_href(oid)
+        return event_href(ev.seq)
+
+    def relative(self, root: str) -> RelativeLinker:
+        return RelativeLinker(self, root)
+
+
+class RelativeLinker:
+    """A linker bound to one page: returns hrefs relative to that page."""
+
+    def __init__(self, linker: Linker, root: str) -> None:
+        self.linker = linker
+        self.root = root
+
+    def __call__(self, oid: str) -> str | None:
+        h = self.linker.href(oid)
+        return None if h is None else self.root + h
