@@ -106,7 +106,13 @@ def _chunks(graphs: Sequence[DotGraph], n: int) -> list[list[DotGraph]]:
 
 
 def _run_dot(exe: str, chunk: Sequence[DotGraph]) -> list[str]:
-    """One ``dot -Tsvg`` over the whole chunk; one SVG document per graph, in order."""
+    """One ``dot -Tsvg`` over the whole chunk; one SVG document per graph, in order.
+
+    If a multi-graph process dies, each graph is retried in its own process:
+    Graphviz 2.43 has crashes that only a *following* graph trips over (see
+    ``build_dot``), and one bad graph must not take a whole site down with an
+    error that names none.  A graph that fails on its own is reported by name.
+    """
     try:
         proc = subprocess.Popen([exe, "-Tsvg"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE)
@@ -116,8 +122,12 @@ def _run_dot(exe: str, chunk: Sequence[DotGraph]) -> list[str]:
     out, err = proc.communicate("".join(g.source for g in chunk).encode("utf-8"))
     stderr = err.decode("utf-8", "replace").strip()
     if proc.returncode != 0:
-        raise DependencyError(f"Graphviz 'dot' failed (exit {proc.returncode}) on "
-                              f"{len(chunk)} graph(s): {stderr[-2000:] or 'no error output'}")
+        if len(chunk) > 1:
+            return [doc for graph in chunk for doc in _run_dot(exe, [graph])]
+        status = (f"killed by signal {-proc.returncode}" if proc.returncode < 0
+                  else f"exit {proc.returncode}")
+        raise DependencyError(f"Graphviz 'dot' failed ({status}) on graph {chunk[0].name!r}: "
+                              f"{stderr[-2000:] or 'no error output'}")
     try:
         text = out.decode("utf-8")
     except UnicodeDecodeError as exc:
