@@ -63,17 +63,25 @@ class EvidenceGraph:
         return bool(into) and all(e.inferred for e in into)
 
 
-def _upstream(idx: BundleIndex, oid: str) -> Iterator[GEdge]:
+#: Beyond this depth only derivation (produced_by, parents, trace records,
+#: steering) is followed: semantic edges and evaluations of distant ancestors
+#: add breadth without answering "what supports this claim".
+WIDE_DEPTH = 2
+
+
+def _upstream(idx: BundleIndex, oid: str, depth: int = 0) -> Iterator[GEdge]:
     """Edges (u -> oid) for everything directly upstream of ``oid``."""
     ev = idx.get(oid)
+    wide = depth <= WIDE_DEPTH
     if isinstance(ev, ClaimEvent):
         bound = {b.evidence: b for b in ev.bindings}
         for e in dict.fromkeys([*ev.evidence, *bound]):
             b = bound.get(e)
             rel = f"{b.stance}: {b.field} = {b.value!r}" if b else "cited"
             yield GEdge(e, oid, rel)
-    for fit in idx.fitness_by_target.get(oid, []):
-        yield GEdge(oid, fit.id, "checked_by")
+    if wide:
+        for fit in idx.fitness_by_target.get(oid, []):
+            yield GEdge(oid, fit.id, "checked_by")
     if isinstance(ev, FitnessEvent):
         for e in ev.evidence:
             yield GEdge(e, oid, "evidence")
@@ -84,7 +92,7 @@ def _upstream(idx: BundleIndex, oid: str) -> Iterator[GEdge]:
             yield GEdge(ev.produced_by, oid, "produces")
         for t in ev.trace:
             yield GEdge(t, oid, "trace")
-        node = idx.node_of_individual.get(oid)
+        node = idx.node_of_individual.get(oid) if wide else None
         if node:
             yield GEdge(node, oid, "groups")
     elif isinstance(ev, OperatorEvent):
@@ -97,6 +105,8 @@ def _upstream(idx: BundleIndex, oid: str) -> Iterator[GEdge]:
     elif isinstance(ev, EvidenceNodeEvent):
         for r in ev.records:
             yield GEdge(r, oid, "records")
+    if not wide:
+        return
     for se in idx.edges_in.get(oid, []):
         if se.relation in UPSTREAM_EDGE_TARGETS:
             yield GEdge(se.source, oid, se.relation, se.provenance == "inferred", se.confidence,
@@ -126,8 +136,8 @@ def node_for(idx: BundleIndex, oid: str) -> GNode:
     return GNode(oid, ev.type, idx.label(oid), state)
 
 
-def evidence_graph(idx: BundleIndex, root: str, *, max_nodes: int = 60, max_depth: int = 8,
-                   max_paths: int = 30) -> EvidenceGraph:
+def evidence_graph(idx: BundleIndex, root: str, *, max_nodes: int = 40, max_depth: int = 8,
+                   max_paths: int = 20) -> EvidenceGraph:
     g = EvidenceGraph(root)
     g.nodes[root] = node_for(idx, root)
     depth = {root: 0}
@@ -138,7 +148,7 @@ def evidence_graph(idx: BundleIndex, root: str, *, max_nodes: int = 60, max_dept
         if depth[cur] >= max_depth:
             g.truncated = True
             continue
-        for e in _upstream(idx, cur):
+        for e in _upstream(idx, cur, depth[cur]):
             key = (e.src, e.dst, e.relation)
             if key in seen_edges:
                 continue
