@@ -266,10 +266,10 @@ class Search:
             return
         worst = max(self.archive, key=lambda m: (self.score[m], m))
         if self.score[cid] < self.score[worst]:
-            self.archive_event("add", cid, f"rmse {self.score[cid]} beats the weakest member "
-                               f"{worst} ({self.score[worst]})")
             self.archive_event("remove", worst, f"displaced by {cid} (rmse {self.score[cid]} "
                                f"< {self.score[worst]})")
+            self.archive_event("add", cid, f"rmse {self.score[cid]} beats the weakest member "
+                               f"{worst} ({self.score[worst]})")
 
     def archive_event(self, action: str, cid: str, reason: str) -> None:
         if action == "add":
