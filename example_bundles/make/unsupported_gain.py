@@ -25,7 +25,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from example_bundles.make.common import fresh_writer
+from example_bundles.make.common import EXAMPLES, fresh_writer
+from example_bundles.make.zipped import write_zip
 
 NAME = "unsupported-gain"
 START = "2026-03-02T09:00:00Z"
@@ -345,4 +346,6 @@ def build(out_dir: Path | None = None) -> Path:
 
 
 if __name__ == "__main__":
-    build()
+    # The committed zip copy is refreshed too, so running this script alone
+    # cannot leave example_bundles/unsupported-gain.zip stale.
+    write_zip(build(), EXAMPLES / f"{NAME}.zip", NAME)
