@@ -1,0 +1,150 @@
+"""Shared helpers for browser tests (headless Chromium through Playwright).
+
+Import from test modules as ``from browser_util import ...`` (pytest puts
+``tests/`` on ``sys.path`` because ``tests/`` itself is not a package).
+
+Why these helpers exist:
+- ``playwright install`` cannot download here, so Chromium is the system one,
+  launched with the flags DESIGN-NOTES §8 lists.
+- The site's CSP forbids string evaluation inside the page, so waiting is done
+  by polling from Python (``poll``), never ``page.wait_for_function("...")``.
+- A page that "works" while logging CSP violations, failing to load an asset or
+  touching the network is broken; ``watch`` records all three so a test can
+  assert the log is empty.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+CHROMIUM = Path("/usr/bin/chromium")
+LAUNCH_ARGS: tuple[str, ...] = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--no-first-run",
+    "--disable-sync",
+)
+LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:")
+
+T = TypeVar("T")
+
+
+def require_chromium() -> None:
+    """Skip the calling test when Chromium or Playwright is not installed."""
+    if not CHROMIUM.is_file():
+        pytest.skip(f"browser test needs {CHROMIUM} (apt-get install chromium)")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:  # pragma: no cover - depends on the environment
+        pytest.skip("browser test needs the playwright package")
+
+
+@contextmanager
+def chromium_context(**context_options: Any) -> Iterator[Any]:
+    """Yield a fresh Playwright ``BrowserContext`` (isolated localStorage), then close all.
+
+    ``context_options`` go to ``browser.new_context`` (``viewport``,
+    ``color_scheme``, ...).
+    """
+    require_chromium()
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=list(LAUNCH_ARGS))
+        try:
+            context = browser.new_context(**context_options)
+            try:
+                yield context
+            finally:
+                context.close()
+        finally:
+            browser.close()
+
+
+@dataclass
+class PageLog:
+    """What went wrong while a page was open; every list should stay empty."""
+
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+    network_requests: list[str] = field(default_factory=list)
+    requests: list[str] = field(default_factory=list)
+
+    def problems(self) -> list[str]:
+        """All recorded problems, one line each, prefixed with their category."""
+        return (
+            [f"console error: {m}" for m in self.console_errors]
+            + [f"page error: {m}" for m in self.page_errors]
+            + [f"failed request: {m}" for m in self.failed_requests]
+            + [f"network request: {m}" for m in self.network_requests]
+        )
+
+
+def watch(page: Any) -> PageLog:
+    """Attach listeners to ``page`` and return the log they fill.
+
+    Console warnings are kept out: Chromium warns about harmless things
+    (e.g. ``<meta http-equiv>`` CSP directives it ignores). CSP violations are
+    console *errors*, so they are caught.
+    """
+    log = PageLog()
+
+    def on_console(msg: Any) -> None:
+        if msg.type == "error":
+            log.console_errors.append(f"{msg.text} @ {msg.location.get('url', '')}")
+
+    def on_request(request: Any) -> None:
+        log.requests.append(request.url)
+        if not request.url.startswith(LOCAL_SCHEMES):
+            log.network_requests.append(request.url)
+
+    def on_failed(request: Any) -> None:
+        log.failed_requests.append(f"{request.url} ({request.failure})")
+
+    page.on("console", on_console)
+    page.on("pageerror", lambda exc: log.page_errors.append(str(exc)))
+    page.on("request", on_request)
+    page.on("requestfailed", on_failed)
+    return log
+
+
+def poll(
+    probe: Callable[[], T], *, timeout: float = 5.0, interval: float = 0.05, what: str = "condition"
+) -> T:
+    """Call ``probe`` until it returns something truthy; return that or fail after ``timeout``."""
+    deadline = time.monotonic() + timeout
+    last: T = probe()
+    while not last:
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what} (last: {last!r})")
+        time.sleep(interval)
+        last = probe()
+    return last
+
+
+def axe_serious(page: Any) -> list[str]:
+    """Run axe-core on ``page``; return its serious and critical violations as readable lines."""
+    from axe_playwright_python.sync_playwright import Axe  # type: ignore[import-untyped]
+
+    # preload=False: axe would otherwise XHR the stylesheets, which the page CSP
+    # (rightly) blocks and logs as a console error that is axe's, not the site's.
+    results = Axe().run(page, options={"resultTypes": ["violations"], "preload": False})
+    found: list[str] = []
+    for violation in results.response.get("violations", []):
+        if violation.get("impact") not in ("serious", "critical"):
+            continue
+        for node in violation.get("nodes", []):
+            target = " ".join(str(t) for t in node.get("target", []))
+            found.append(f"{violation['id']} ({violation['impact']}): {target}")
+    return found
