@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 from pygments import highlight  # type: ignore[import-untyped,unused-ignore]
 from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped,unused-ignore]
 from pygments.lexer import Lexer  # type: ignore[import-untyped,unused-ignore]
@@ -26,6 +26,7 @@ __all__ = [
     "highlight_code",
     "is_plain_text",
     "pick_lexer",
+    "plain_block",
     "pygments_css",
 ]
 
@@ -92,6 +93,14 @@ def highlight_code(text: str, filename: str | None, media_type: str) -> Markup:
     """
     formatter = HtmlFormatter(cssclass=CSS_CLASS, nowrap=False, noclasses=False)
     return Markup(highlight(text, pick_lexer(filename, media_type), formatter))
+
+
+def plain_block(text: str) -> Markup:
+    """The same wrapper as ``highlight_code`` without tokens (plain text, huge files)."""
+    body = str(escape(text))
+    if not body.endswith("\n"):
+        body += "\n"
+    return Markup(f'<div class="{CSS_CLASS}"><pre>{body}</pre></div>\n')
 
 
 def _rules(style: str, prefix: str) -> list[str]:

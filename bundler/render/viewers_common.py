@@ -100,25 +100,45 @@ def plural(n: int, word: str) -> str:
     return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
+#: Text codecs Python ships that are not character encodings of documents.
+_NOT_DOCUMENT_CODECS = {"undefined", "idna", "punycode", "unicode-escape", "raw-unicode-escape"}
+
+
+def _encoding(charset: str | None) -> str:
+    """A decoder name for a declared charset: UTF-8 (BOM-tolerant) unless it is a real one.
+
+    ``charset=`` is untrusted: ``base64``, ``zlib`` or ``rot13`` are codecs too,
+    but they transform bytes rather than decode a document.
+    """
+    if not charset:
+        return "utf-8-sig"
+    try:
+        info = codecs.lookup(charset)
+    except LookupError:
+        return "utf-8-sig"
+    if not getattr(info, "_is_text_encoding", False) or info.name in _NOT_DOCUMENT_CODECS:
+        return "utf-8-sig"
+    return "utf-8-sig" if info.name == "utf-8" else info.name
+
+
 def decode_text(data: bytes, charset: str | None, *, complete: bool) -> tuple[str, bool]:
     """Decode bytes for display; return (text, some_bytes_were_replaced).
 
     A head cut in the middle of a multi-byte character must not count as
     "undecodable", so an incomplete head is decoded incrementally and its
-    dangling tail bytes are dropped.  Unknown charsets fall back to UTF-8.
+    dangling tail bytes are dropped.
     """
-    encoding = "utf-8-sig"
-    if charset:
-        try:
-            name = codecs.lookup(charset).name
-        except LookupError:
-            name = "utf-8"
-        encoding = "utf-8-sig" if name == "utf-8" else name
+    encoding = _encoding(charset)
     try:
         decoder = codecs.getincrementaldecoder(encoding)(errors="strict")
         return decoder.decode(data, final=complete), False
-    except UnicodeDecodeError:
+    except UnicodeError:
+        pass
+    try:
         decoder = codecs.getincrementaldecoder(encoding)(errors="replace")
+        return decoder.decode(data, final=complete), True
+    except UnicodeError:  # e.g. UTF-16 without a BOM fails even with errors="replace"
+        decoder = codecs.getincrementaldecoder("utf-8-sig")(errors="replace")
         return decoder.decode(data, final=complete), True
 
 

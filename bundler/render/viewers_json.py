@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from bundler.render.viewers_common import (
     Payload,
@@ -34,73 +34,84 @@ PARSE_FACTOR = 4
 
 def count_nodes(value: Any) -> int:
     """Values in a parsed document, counted without recursion (depth is untrusted)."""
-    total, stack = 0, [value]
+    total, stack = 1, [value]
     while stack:
         v = stack.pop()
-        total += 1
-        if isinstance(v, dict):
-            stack.extend(v.values())
-        elif isinstance(v, list):
-            stack.extend(v)
+        if isinstance(v, dict | list):
+            children = list(v.values()) if isinstance(v, dict) else v
+            total += len(children)
+            stack.extend(c for c in children if isinstance(c, dict | list))
     return total
 
 
+def _esc(text: str) -> str:
+    return str(escape(text))
+
+
 class _Tree:
+    """Renders into a list of already-escaped strings (Markup arithmetic is slow here)."""
+
     def __init__(self, budget: int) -> None:
         self.budget = budget
         self.shown = 0
+        self.out: list[str] = []
 
-    def scalar(self, v: Any) -> Markup:
+    @staticmethod
+    def scalar(v: Any) -> str:
         if v is None:
-            return Markup('<span class="json-null">null</span>')
+            return '<span class="json-null">null</span>'
         if isinstance(v, bool):
-            return Markup('<span class="json-bool">{}</span>').format("true" if v else "false")
+            return f'<span class="json-bool">{"true" if v else "false"}</span>'
         if isinstance(v, int | float):
-            return Markup('<span class="json-num">{}</span>').format(json.dumps(v))
-        s = str(v)
-        if len(s) > MAX_STRING:
-            s = s[:MAX_STRING] + "\u2026"
-        return Markup('<span class="json-str">{}</span>').format(json.dumps(s, ensure_ascii=False))
+            return f'<span class="json-num">{_esc(json.dumps(v))}</span>'
+        text = str(v)
+        if len(text) > MAX_STRING:
+            text = text[:MAX_STRING] + "\u2026"
+        return f'<span class="json-str">{_esc(json.dumps(text, ensure_ascii=False))}</span>'
 
-    def node(self, key: Markup, v: Any, depth: int) -> Markup:
-        """One ``<li>`` body: the key, then either a scalar or a nested block."""
+    def node(self, key: str, v: Any, depth: int) -> None:
+        """Append one value: the key (already escaped), then a scalar or a nested block."""
+        out = self.out
         self.shown += 1
         if not isinstance(v, dict | list):
-            return key + self.scalar(v)
+            out.append(key + self.scalar(v))
+            return
         if not v:
-            return key + Markup('<span class="json-empty">{}</span>').format(
-                "{}" if isinstance(v, dict) else "[]")
+            out.append(f'{key}<span class="json-empty">{"{}" if isinstance(v, dict) else "[]"}'
+                       "</span>")
+            return
         is_obj = isinstance(v, dict)
         size = plural(len(v), "key" if is_obj else "item")
-        brackets = "{\u2026}" if is_obj else "[\u2026]"
-        summary = key + Markup('<span class="json-type">{}</span> <span class="json-count">{}'
-                               "</span>").format(brackets, size)
+        summary = (f'{key}<span class="json-type">{"{…}" if is_obj else "[…]"}</span> '
+                   f'<span class="json-count">{size}</span>')
         if depth >= MAX_DEPTH:
-            return summary + Markup(' <span class="json-more">(nested too deeply to show)</span>')
-        items = list(v.items()) if isinstance(v, dict) else list(enumerate(v))
-        children: list[Markup] = []
+            out.append(summary + ' <span class="json-more">(nested too deeply to show)</span>')
+            return
+        out.append(f'<details{" open" if depth < OPEN_DEPTH else ""}><summary>{summary}'
+                   '</summary><ul class="json-children">')
+        items = v.items() if isinstance(v, dict) else enumerate(v)
         for i, (k, child) in enumerate(items):
             if self.shown >= self.budget:
-                left = len(items) - i
+                left = len(v) - i
                 more = "1 more entry" if left == 1 else f"{left:,} more entries"
-                children.append(Markup('<li class="json-more">\u2026 {} not shown</li>').format(
-                    more))
+                out.append(f'<li class="json-more">\u2026 {more} not shown</li>')
                 break
-            label = (Markup('<span class="json-key">{}</span>: ').format(
-                json.dumps(k, ensure_ascii=False)) if is_obj
-                else Markup('<span class="json-index">{}</span>: ').format(k))
-            children.append(Markup("<li>") + self.node(label, child, depth + 1) + Markup("</li>"))
-        open_attr = " open" if depth < OPEN_DEPTH else ""
-        return (Markup(f"<details{open_attr}><summary>") + summary
-                + Markup('</summary><ul class="json-children">') + Markup("").join(children)
-                + Markup("</ul></details>"))
+            label = (f'<span class="json-key">{_esc(json.dumps(k, ensure_ascii=False))}</span>: '
+                     if is_obj else f'<span class="json-index">{k}</span>: ')
+            out.append("<li>")
+            self.node(label, child, depth + 1)
+            out.append("</li>")
+        out.append("</ul></details>")
 
 
 def json_viewer(p: Payload) -> Viewer:
     """The tree, or the text viewer with a note when the bytes are not JSON we can show."""
-    if p.total > p.max_bytes * PARSE_FACTOR or not p.complete:
-        return code_viewer(p, (f"This JSON file ({human_size(p.total)}) is too large to show "
-                               "as a tree; it is shown as text.",))
+    limit = p.max_bytes * PARSE_FACTOR
+    if p.total > limit:
+        return code_viewer(p, (f"This JSON file ({human_size(p.total)}) is over the "
+                               f"{human_size(limit)} tree limit; shown as text.",))
+    if not p.complete:
+        return code_viewer(p, ("Only part of this JSON file was read; shown as text.",))
     text, replaced = decode_text(p.data, p.charset, complete=True)
     try:
         value = json.loads(text)
@@ -111,7 +122,8 @@ def json_viewer(p: Payload) -> Viewer:
         return code_viewer(p, ("Not JSON this viewer can parse; shown as text.",))
     total = count_nodes(value)
     tree = _Tree(MAX_NODES)
-    body = Markup('<div class="json">') + tree.node(Markup(""), value, 0) + Markup("</div>")
+    tree.node("", value, 0)
+    body = Markup('<div class="json">' + "".join(tree.out) + "</div>")
     notes = []
     truncated = tree.shown < total
     if truncated:
