@@ -1,0 +1,135 @@
+"""Verification throughput against the floor, plus peak RSS of ``validate``.
+
+The *floor* is the least any verifier of this format must do per line in
+Python: read the line, ``json.loads`` it and SHA-256 it.  The ratio
+verify/floor (time) says how much the checks cost on top of that; both are
+measured in this process, in the same run, on the same cached bundle, after
+one untimed pass so the page cache is warm for both.
+
+    .venv/bin/python -m bench.bench_verify            # 1k, 10k, 100k events
+    .venv/bin/python -m bench.bench_verify --full     # and 1M
+    .venv/bin/python -m bench.bench_verify --profile  # cProfile verify on 100k
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import hashlib
+import json
+import platform
+import pstats
+import sys
+from pathlib import Path
+
+from bench.common import (
+    PYTHON,
+    bundle,
+    dir_bytes,
+    generation_seconds,
+    median_seconds,
+    peak_rss_kib,
+    table,
+    trust_key,
+)
+from bundler.verify import VerifyOptions, verify_bundle
+from bundler.verify.result import Trust
+
+SIZES = (1_000, 10_000, 100_000)
+FULL = (*SIZES, 1_000_000)
+
+
+def floor_pass(path: Path) -> int:
+    """json.loads + sha256 of every line: the cost no verifier can avoid."""
+    n = 0
+    with open(path / "events.jsonl", "rb") as fh:
+        for line in fh:
+            data = line[:-1]
+            json.loads(data)
+            hashlib.sha256(b"\x00" + data).digest()
+            n += 1
+    return n
+
+
+def verify_pass(path: Path, key: str) -> None:
+    report = verify_bundle(path, VerifyOptions(trusted_keys=(key,), keep_events=False))
+    if not report.valid or report.trust is not Trust.PINNED:
+        codes = sorted({d.code for d in report.diagnostics})
+        raise SystemExit(f"{path}: expected a valid pinned bundle, got {report.trust} {codes}")
+
+
+def runs_for(events: int, override: int | None) -> int:
+    if override is not None:
+        return override
+    return 5 if events <= 10_000 else 3 if events <= 100_000 else 1
+
+
+def measure(events: int, *, large: bool, runs: int | None) -> list[str]:
+    path = bundle(events, large=large, log=lambda m: print(m, file=sys.stderr))
+    key = trust_key()
+    floor_pass(path)  # warm the page cache for both contestants
+    k = runs_for(events, runs)
+    verify_s, _ = median_seconds(lambda: verify_pass(path, key), k)
+    floor_s, _ = median_seconds(lambda: floor_pass(path), k)
+    rc, rss = peak_rss_kib([PYTHON, "-m", "bundler", "validate", str(path), "--trust-key", key])
+    if rc != 0:
+        raise SystemExit(f"validate {path} exited {rc}")
+    gen = generation_seconds(path)
+    return [f"{events:,}", "large" if large else "small", f"{dir_bytes(path) / 2**20:.1f}",
+            "-" if gen is None else f"{gen:.1f}", str(k), f"{verify_s:.3f}",
+            f"{events / verify_s:,.0f}", f"{floor_s:.3f}", f"{events / floor_s:,.0f}",
+            f"{verify_s / floor_s:.1f}x", f"{rss / 1024:.0f}"]
+
+
+def profile(events: int, top: int) -> None:
+    """cProfile one verification and print the heaviest functions with % of the total."""
+    path = bundle(events, log=lambda m: print(m, file=sys.stderr))
+    key = trust_key()
+    floor_pass(path)
+    prof = cProfile.Profile()
+    prof.enable()
+    verify_pass(path, key)
+    prof.disable()
+    stats = pstats.Stats(prof)
+    raw = stats.stats  # type: ignore[attr-defined]
+    total = max(ct for (_cc, _nc, _tt, ct, _callers) in raw.values())
+    print(f"\ncProfile of verify_bundle on {events:,} events: {total:.2f}s under the profiler")
+    for title, col in (("self time (tottime)", 2), ("cumulative time (cumtime)", 3)):
+        print(f"\n{title}:")
+        ranked = sorted(raw.items(), key=lambda kv: -kv[1][col])[:top]
+        for (filename, line, func), row in ranked:
+            where = filename.split("site-packages/")[-1].split("/work/main/")[-1]
+            print(f"  {100 * row[col] / total:5.1f}%  {row[col]:7.2f}s  {row[1]:>9} calls  "
+                  f"{func}  ({where}:{line})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m bench.bench_verify", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--full", action="store_true", help="also 1M events (generation ~minutes)")
+    ap.add_argument("--sizes", type=int, nargs="+", help="explicit event counts")
+    ap.add_argument("--runs", type=int, help="runs per measurement (default 5/3/1 by size)")
+    ap.add_argument("--large", action="store_true",
+                    help="add rows for the large-payload variant (1 MiB datasets)")
+    ap.add_argument("--profile", action="store_true",
+                    help="cProfile one verification of the 100k bundle instead of timing")
+    ap.add_argument("--top", type=int, default=20, help="rows of profile output")
+    args = ap.parse_args(argv)
+    if args.profile:
+        profile(max(args.sizes or [100_000]), args.top)
+        return 0
+    sizes = args.sizes or (FULL if args.full else SIZES)
+    print(f"python {platform.python_version()} on {platform.machine()}, "
+          f"{platform.system()} {platform.release()}", file=sys.stderr)
+    rows = []
+    for n in sizes:
+        for large in (False, True) if args.large else (False,):
+            rows.append(measure(n, large=large, runs=args.runs))
+            print(f"done: {n:,} events ({'large' if large else 'small'})", file=sys.stderr)
+    print(table(["events", "payloads", "MiB", "gen s", "runs", "verify s", "verify ev/s",
+                 "floor s", "floor ev/s", "verify/floor", "validate peak RSS MiB"], rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
