@@ -10,6 +10,7 @@ that batching removes (DESIGN-NOTES §6).
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import time
@@ -39,12 +40,16 @@ def make_spec(i: int, n: int, rng: random.Random) -> GraphSpec:
                      clusters={"phase 1": [f"g{i}-{j}" for j in range(1, n, 3)]})
 
 
-def timed(fn: Callable[[], object], repeat: int) -> list[float]:
+def timed(fn: Callable[[], object], repeat: int) -> list[tuple[float, float]]:
+    """(wall, CPU) seconds per run; CPU includes the ``dot`` children, so the
+    comparison stays meaningful on a machine that other jobs are loading."""
     out = []
     for _ in range(repeat):
-        t0 = time.perf_counter()
+        c0, t0 = os.times(), time.perf_counter()
         fn()
-        out.append(time.perf_counter() - t0)
+        wall, c1 = time.perf_counter() - t0, os.times()
+        cpu = sum(c1[:4]) - sum(c0[:4])
+        out.append((wall, cpu))
     return out
 
 
@@ -73,13 +78,18 @@ def main() -> None:
     }
     size = sum(len(v) for v in reference.values())
     print(f"{args.graphs} graphs x {args.nodes} nodes, {args.repeat} runs each, "
-          f"{size / len(reference) / 1024:.1f} KiB SVG per graph")
-    for label, times in results.items():
-        print(f"  {label:<24} median {statistics.median(times):7.3f} s  "
-              f"(min {min(times):.3f}, max {max(times):.3f})")
-    base = statistics.median(results["one process per graph"])
+          f"{size / len(reference) / 1024:.1f} KiB SVG per graph, load average "
+          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    med = {label: (statistics.median(w for w, _ in runs), statistics.median(c for _, c in runs))
+           for label, runs in results.items()}
+    for label, (wall, cpu) in med.items():
+        print(f"  {label:<24} median wall {wall:7.3f} s   median CPU {cpu:7.3f} s   "
+              f"({1000 * wall / args.graphs:.1f} ms/graph wall)")
+    base_wall, base_cpu = med["one process per graph"]
     for label in ("batched, jobs=1", "batched, jobs=2"):
-        print(f"  speed-up {label:<17} {base / statistics.median(results[label]):5.1f}x")
+        wall, cpu = med[label]
+        print(f"  ratio per-process / {label}: wall {base_wall / wall:5.1f}x, "
+              f"CPU {base_cpu / cpu:5.1f}x")
 
 
 if __name__ == "__main__":

@@ -17,7 +17,6 @@ from __future__ import annotations
 import math
 import re
 import textwrap
-import unicodedata
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -40,7 +39,13 @@ _NAME = re.compile(r"[A-Za-z0-9_-]+")
 # Relative URLs only: no scheme (no ':'), no '&' (Graphviz would not escape it),
 # no backslash (escape expansion), no leading '/' (root- or protocol-relative).
 _SAFE_URL = re.compile(r"(?!/)[A-Za-z0-9._~%/#-]+")
-_BIDI = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+# C0/C1 controls (category Cc), line/paragraph separators, bidi controls,
+# surrogates and the non-characters U+xFFFE/U+xFFFF of every plane.
+_UNSAFE_CHARS = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u2028\u2029\u200e\u200f\u202a-\u202e\u2066-\u2069"
+    "\ud800-\udfff" + "".join(chr(p << 16 | 0xFFFE) + chr(p << 16 | 0xFFFF) for p in range(17))
+    + "]")
+_SPACES = frozenset("\n\r\t\u2028\u2029")
 
 # kind -> (shape, style).  Colours are CSS's business (classes below), never DOT's.
 SHAPES: Mapping[str, tuple[str, str]] = {
@@ -94,16 +99,11 @@ def clean_text(text: str) -> str:
     differently from what it is.  Newlines and tabs become spaces here: line
     breaks are decided by :func:`wrap_label`, not by the bundle.
     """
-    out: list[str] = []
-    for ch in text:
-        cat = unicodedata.category(ch)
-        if ch in "\n\r\t" or cat in ("Zl", "Zp"):
-            out.append(" ")
-        elif ch in _BIDI or cat in ("Cc", "Cs") or (ord(ch) & 0xFFFE) == 0xFFFE:
-            out.append("\ufffd")
-        else:
-            out.append(ch)
-    return "".join(out)
+    return _UNSAFE_CHARS.sub(_replace_char, text)
+
+
+def _replace_char(match: re.Match[str]) -> str:
+    return " " if match.group() in _SPACES else "\ufffd"
 
 
 def shorten(text: str, width: int) -> str:
@@ -176,7 +176,7 @@ def edge_label(edge: GEdge) -> str:
 def node_title(node: GNode) -> str:
     """The accessible name: label, kind and state (Graphviz's own is ``n12``)."""
     facets = ", ".join(x.replace("_", " ") for x in (node.kind, node.state) if x)
-    label = shorten(node.label or node.id, TITLE_LIMIT)
+    label = shorten(node.label if node.label.strip() else node.id, TITLE_LIMIT)
     return f"{label} ({shorten(facets, 80)})" if facets else label
 
 
@@ -205,7 +205,8 @@ def build_dot(spec: GraphSpec) -> DotGraph:
     """DOT text for ``spec`` plus the accessible names of the elements it creates.
 
     Nodes whose id repeats keep their first occurrence; edges whose ends are not
-    among the nodes are dropped (a truncated graph draws only what it holds).
+    among the nodes are dropped (a truncated graph draws only what it holds); a
+    node listed in several clusters is drawn in the first; empty clusters vanish.
 
     ``newrank=true`` is not cosmetic: with the default ranking, Graphviz 2.43
     double-frees the layout of a graph that has a cluster and a labelled edge
@@ -235,7 +236,7 @@ def build_dot(spec: GraphSpec) -> DotGraph:
         if node.id in internal:
             continue
         n = internal[node.id] = f"n{len(internal)}"
-        labels[node.id] = node.label or node.id
+        labels[node.id] = node.label if node.label.strip() else node.id
         shape, style = SHAPES.get(node.kind, DEFAULT_SHAPE)
         cls = [f"kind-{slug(node.kind, 'unknown')}"]
         if node.state:
@@ -253,8 +254,10 @@ def build_dot(spec: GraphSpec) -> DotGraph:
             hrefs.add(url)
             attrs.append(("URL", f'"{url}"'))
         out.append(f"  {n} {_attrs(attrs)};")
+    placed: set[str] = set()   # Graphviz has no overlapping clusters (2.43 segfaults on them)
     for i, (label, members) in enumerate(spec.clusters.items()):
-        inside = [internal[m] for m in dict.fromkeys(members) if m in internal]
+        inside = [internal[m] for m in dict.fromkeys(members) if m in internal and m not in placed]
+        placed.update(m for m in members if m in internal)
         if not inside:
             continue
         cid = f"{name}-c{i}"

@@ -46,6 +46,8 @@ ALLOWED_ATTRS = frozenset({
     "y", "x1", "y1", "x2", "y2", "width", "height", "text-anchor", "font-family", "font-size",
     "font-weight", "font-style", "viewBox", f"{_XL}href", f"{_XL}title",
 })
+_NEEDS_ESC = re.compile(r"[&<>]")
+_NEEDS_QUOTE = re.compile(r"[&<>\"\n\r\t]")
 _UNSAFE_MARKUP = re.compile(r"<\s*/?\s*(script|style|foreignobject|iframe|object|embed)\b|<!|<\?",
                             re.IGNORECASE)
 
@@ -226,6 +228,8 @@ def _layout_ws(text: str | None) -> str | None:
 
 
 def _esc(text: str, quote: bool) -> str:
+    if not (_NEEDS_QUOTE if quote else _NEEDS_ESC).search(text):
+        return text   # most values are coordinates and colour keywords
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     if quote:
         text = (text.replace('"', "&quot;").replace("\n", "&#10;").replace("\r", "&#13;")
@@ -233,12 +237,16 @@ def _esc(text: str, quote: bool) -> str:
     return text
 
 
-def serialize(el: ET.Element, *, _root: bool = True) -> str:
+def serialize(el: ET.Element) -> str:
     """Deterministic markup: attributes in insertion order, fixed namespace prefixes."""
+    parts: list[str] = []
+    _serialize(el, parts, f' xmlns="{SVG_NS}" xmlns:xlink="{XLINK_NS}"')
+    return "".join(parts)
+
+
+def _serialize(el: ET.Element, parts: list[str], extra: str = "") -> None:
     tag = el.tag.removeprefix(_S)
-    parts = [f"<{tag}"]
-    if _root:
-        parts.append(f' xmlns="{SVG_NS}" xmlns:xlink="{XLINK_NS}"')
+    parts.append(f"<{tag}{extra}")
     for key, value in el.attrib.items():
         parts.append(f' {key.replace(_XL, "xlink:")}="{_esc(value, True)}"')
     if not el.text and not len(el):
@@ -247,11 +255,11 @@ def serialize(el: ET.Element, *, _root: bool = True) -> str:
         parts.append(">")
         if el.text:
             parts.append(_esc(el.text, False))
-        parts.extend(serialize(child, _root=False) for child in el)
+        for child in el:
+            _serialize(child, parts)
         parts.append(f"</{tag}>")
     if el.tail:
         parts.append(_esc(el.tail, False))
-    return "".join(parts)
 
 
 def assert_inline_safe(svg: str, *, allowed_hrefs: frozenset[str] | None = None) -> None:

@@ -15,10 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bundler.errors import BundlerError, DependencyError
 from bundler.graph.paths import GEdge, GNode
-from bundler.render.dot import LABEL_WIDTH, build_dot, wrap_label
+from bundler.render.dot import LABEL_WIDTH, build_dot, node_title, shorten, wrap_label
 from bundler.render.graphviz import (
     MAX_NODES,
     GraphSpec,
@@ -331,6 +333,19 @@ def test_cluster_graphs_batch_without_crashing(monkeypatch: pytest.MonkeyPatch) 
     assert [len(groups(out[s.name], "cluster")) for s in specs] == [1, 1, 1]
 
 
+def test_overlapping_clusters_keep_the_first_membership() -> None:
+    """Graphviz 2.43 with newrank segfaults on a node in two clusters (found by a stress run)."""
+    nodes = [GNode("a", "missing", "a " * 30, "missing"), GNode("b", "fitness", "short")]
+    spec = GraphSpec("ov", "t", "d", nodes, [GEdge("b", "b", "steers")], lambda _: None,
+                     root="a", rankdir="TB",
+                     clusters={"phase 0": ["b", "a"], "phase 1": ["a"], "phase 2": ["b", "a"]})
+    src = dot_source(spec)
+    assert src.count("subgraph") == 1 and "    n1; n0;\n" in src
+    svg = render_svgs([spec])["ov"]
+    assert [title_of(c) for c in groups(svg, "cluster")] == ["phase 0"]
+    assert len(groups(svg, "node")) == 2 and len(groups(svg, "edge")) == 1
+
+
 def test_crashed_batch_is_retried_graph_by_graph(monkeypatch: pytest.MonkeyPatch,
                                                  tmp_path: Path) -> None:
     """A batch-only crash costs speed, not the build; output is unchanged."""
@@ -381,3 +396,22 @@ def test_postprocess_rejects_unexpected_markup_from_dot() -> None:
 def test_final_check_rejects_unsafe_markup(markup: str) -> None:
     with pytest.raises(BundlerError, match="refusing to inline"):
         assert_inline_safe(markup)
+
+
+# --- property: any text renders literally -----------------------------------------------------
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.text(min_size=1, max_size=90), min_size=1, max_size=8),
+       st.text(max_size=40))
+def test_any_label_renders_exactly_as_wrapped(labels: list[str], relation: str) -> None:
+    nodes = [GNode(f"p{i}", "claim", text, "") for i, text in enumerate(labels)]
+    edges = [GEdge(f"p{i}", f"p{i + 1}", relation) for i in range(len(labels) - 1)]
+    svg = render_svgs([GraphSpec("prop", "t", "d", nodes, edges, lambda _: None)])["prop"]
+    drawn = {g.get("id"): g for g in groups(svg, "node")}
+    for i, node in enumerate(nodes):
+        g = drawn[f"prop-n{i}"]
+        shown = node.label if node.label.strip() else node.id
+        assert texts(g) == [line for line in wrap_label(shown) if line]
+        assert title_of(g) == node_title(node)
+    for g in groups(svg, "edge"):
+        assert texts(g) == ([shorten(relation, 32)] if shorten(relation, 32) else [])
