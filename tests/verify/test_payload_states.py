@@ -146,7 +146,7 @@ def test_payload_not_in_the_manifest(tmp_path: Path) -> None:
     (path / layout.payload_path(sha256_digest(DATA))).parent.mkdir(parents=True)
     (path / layout.payload_path(sha256_digest(DATA))).write_bytes(DATA)
     report = verify(path, pin=KEY)
-    assert codes(report) == {"RB405", "RB411"}
+    assert codes(report) == {"RB405"}  # inside the signed prefix: an error, not RB413
     assert report.bundle.payloads[sha256_digest(DATA)].state is PayloadState.VERIFIED
 
 
@@ -161,9 +161,8 @@ def test_unsafe_manifest_path(tmp_path: Path) -> None:
     manifest["payloads"][0]["path"] = "../../etc/passwd"
     (path / layout.MANIFEST).write_text(json.dumps(manifest))
     report = verify(path, pin=KEY)
-    # The unsafe path is refused and the canonical location used instead (the file
-    # there is then "unexpected" by the manifest's own account: RB411, a warning).
-    assert codes(report) == {"RB407", "RB411"}
+    # The unsafe path is refused and the canonical location used instead.
+    assert codes(report) == {"RB407"}
     assert report.bundle.payloads[sha256_digest(DATA)].state is PayloadState.VERIFIED
 
 
