@@ -143,7 +143,7 @@ def _svg(p: Payload) -> Viewer:
         return _unavailable("This image is not included in the site.")
     return Viewer("svg", Markup('<img class="viewer-image viewer-svg" src="{}" alt="{}">').format(
         p.file_href, f"SVG image payload: {p.label}"), False,
-        "SVG is shown as an image, so any script or style inside it does not run.")
+        "Shown as an image: scripts, links and animations inside the SVG are disabled.")
 
 
 def _html(p: Payload) -> Viewer:

@@ -70,10 +70,23 @@ def _rows(text: str, delim: str) -> Iterator[list[str]]:
     return csv.reader(io.StringIO(text, newline=""), delimiter=delim)
 
 
-def _cell(tag: str, value: str, attrs: str = "") -> Markup:
+def _cell(tag: str, value: str, numeric: bool) -> str:
     shown = value if len(value) <= MAX_CELL_CHARS else value[:MAX_CELL_CHARS] + "\u2026"
-    cls = ' class="num"' if tag == "td" and is_numeric(value) else ""
-    return Markup(f"<{tag}{attrs}{cls}>") + escape(shown) + Markup(f"</{tag}>")
+    attrs = ' scope="col"' if tag == "th" else ""
+    cls = ' class="num"' if numeric else ""
+    return f"<{tag}{attrs}{cls}>{escape(shown)}</{tag}>"
+
+
+def _numeric_columns(body: list[list[str]], width: int) -> list[bool]:
+    """Columns whose shown, non-empty cells are all numbers: their header aligns right too."""
+    seen = [False] * width
+    numeric = [True] * width
+    for row in body:
+        for i, cell in enumerate(row[:width]):
+            if cell.strip():
+                seen[i] = True
+                numeric[i] = numeric[i] and is_numeric(cell)
+    return [s and n for s, n in zip(seen, numeric, strict=True)]
 
 
 def csv_viewer(p: Payload) -> Viewer | None:
@@ -108,14 +121,15 @@ def csv_viewer(p: Payload) -> Viewer | None:
     if header is None:
         return None
     width = max([len(header), *(len(r) for r in body)])
-    parts = [Markup('<div class="table-wrap"><table class="csv"><thead><tr>')]
-    parts += [_cell("th", h, ' scope="col"') for h in header[:MAX_COLUMNS]]
-    parts.append(Markup("</tr></thead><tbody>"))
+    numeric = _numeric_columns(body, min(width, MAX_COLUMNS))
+    parts = ['<div class="table-wrap"><table class="csv"><thead><tr>']
+    parts += [_cell("th", h, numeric[i]) for i, h in enumerate(header[:MAX_COLUMNS])]
+    parts.append("</tr></thead><tbody>")
     for row in body:
-        parts.append(Markup("<tr>"))
-        parts += [_cell("td", c) for c in row[:MAX_COLUMNS]]
-        parts.append(Markup("</tr>"))
-    parts.append(Markup("</tbody></table></div>"))
+        parts.append("<tr>")
+        parts += [_cell("td", c, is_numeric(c)) for c in row[:MAX_COLUMNS]]
+        parts.append("</tr>")
+    parts.append("</tbody></table></div>")
 
     notes: list[str] = []
     rows_cut = count > len(body)
@@ -127,5 +141,5 @@ def csv_viewer(p: Payload) -> Viewer | None:
     if replaced:
         notes.append(REPLACED_NOTE)
     truncated = rows_cut or not counted_all or width > MAX_COLUMNS
-    html = Markup("").join(parts) + (full_file_link(p) if truncated else Markup(""))
+    html = Markup("".join(parts)) + (full_file_link(p) if truncated else Markup(""))
     return Viewer("table", html, truncated, " ".join(notes))

@@ -161,7 +161,9 @@ def test_semicolon_csv_two_thousand_rows() -> None:
     assert html.startswith('<div class="table-wrap"><table class="csv"><thead>')
     s = scan(html)
     assert len(s.named("tr")) == 501
-    assert s.named("th") == [{"scope": "col"}] * 7
+    # Date, Time, CO, NOx, T, "", "": numeric columns get right-aligned headers too
+    assert [a.get("class") for a in s.named("th")] == [None, None, "num", "num", "num", None, None]
+    assert all(a["scope"] == "col" for a in s.named("th"))
     tds = s.named("td")
     assert len(tds) == 500 * 7
     # first data row: 10/03/2004, 00.00.00, 2,0, -200, 13,0, "", ""
@@ -367,6 +369,7 @@ def test_svg_only_through_img() -> None:
     svg = b'<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script><style>*{}</style>'
     v = view(svg, "image/svg+xml", "chart.svg")
     assert v.kind == "svg"
+    assert v.note == "Shown as an image: scripts, links and animations inside the SVG are disabled."
     s = scan(str(v.html))
     assert [t for t, _ in s.tags] == ["img"]
     assert s.named("img")[0]["src"] == HREF
