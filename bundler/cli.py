@@ -155,7 +155,7 @@ def build_parser() -> argparse.ArgumentParser:
                        help="override the severity of one diagnostic code; repeatable")
 
     p = sub.add_parser("validate", help="verify a bundle and report diagnostics")
-    p.add_argument("bundle", help="bundle folder, .zip or .tar.gz")
+    p.add_argument("bundle", help="bundle folder, or .zip / .tar.gz / .tgz / .tar archive")
     trust_args(p)
     p.add_argument("--format", choices=["text", "json", "sarif"], default="text")
     p.set_defaults(func=cmd_validate)

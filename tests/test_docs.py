@@ -248,6 +248,8 @@ def _types(cell: str, every: set[str]) -> set[str]:
     named = set(re.findall(r"`([a-z_]+)`", cell))
     if cell.startswith("every type but") or cell.startswith("any type except"):
         return every - named
+    if cell == "any type":
+        return set(every)
     if cell == "artifact":
         return {"individual", "claim"}
     if cell == "evidence":

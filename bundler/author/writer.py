@@ -95,6 +95,7 @@ class BundleWriter:
         (root / layout.PAYLOADS / "sha256").mkdir(parents=True, exist_ok=True)
         (root / layout.CHECKPOINTS).mkdir(exist_ok=True)
         meta = BundleMetadata(
+            format="review-bundle/1",
             title=title, description=description, created=created or (clock or utc_now)(),
             origin=origin or f"review-bundler/{secrets.token_hex(8)}",
             keys=[signer.verifier().to_text()], checkpoint_interval=checkpoint_every,
@@ -289,7 +290,8 @@ class BundleWriter:
             raise WriterError("the bundle writer is closed")
 
     def _write_manifest(self) -> None:
-        manifest = Manifest(payloads=[self._manifest[d] for d in sorted(self._manifest)])
+        manifest = Manifest(format="review-bundle-manifest/1",
+                            payloads=[self._manifest[d] for d in sorted(self._manifest)])
         _atomic_write(self.root / layout.MANIFEST, _json_file(manifest.model_dump(mode="json")))
         self._manifest_dirty = False
 

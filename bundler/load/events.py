@@ -61,7 +61,8 @@ def iter_event_lines(path: Path, sink: DiagnosticSink, rel: str = "events.jsonl"
                 continue
             if not chunk.endswith(b"\n"):
                 sink.emit("RB114", f"last line has {len(chunk)} bytes and no newline: the log "
-                          "was cut off mid-write; it is ignored", loc)
+                          "was cut off mid-write (a writer crash?); it is ignored and was "
+                          "never signed", loc)
                 return
             data = chunk[:-1]
             yield RawEvent(line_no, data, _parse(data, sink, loc))

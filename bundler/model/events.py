@@ -16,6 +16,7 @@ Design choices worth knowing:
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -23,11 +24,28 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 FORMAT_VERSION = "review-bundle/1"
 
 ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._:@/+\-]{0,199}$"
+
 HEX64 = r"^[0-9a-f]{64}$"
 DIGEST_PATTERN = r"^sha256:[0-9a-f]{64}$"
 RFC3339 = re.compile(
-    r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$"
+    r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})", re.ASCII
 )
+
+
+def parse_time(value: str) -> datetime:
+    """Parse an RFC 3339 timestamp (the subset the format allows) to an aware datetime.
+
+    Fractions beyond microseconds are truncated for comparison only; the
+    string in the log is never rewritten.
+    """
+    if not RFC3339.fullmatch(value):
+        raise ValueError("time must be an RFC 3339 string such as 2026-05-01T12:00:00Z")
+    head, _, frac_tz = value.partition(".")
+    if frac_tz:
+        digits = re.match(r"\d+", frac_tz, re.ASCII)
+        assert digits is not None
+        value = f"{head}.{digits.group(0)[:6].ljust(6, '0')}{frac_tz[digits.end():]}"
+    return datetime.fromisoformat(value.replace("Z", "+00:00"))
 
 ObjectId = Annotated[str, Field(pattern=ID_PATTERN)]
 Digest = Annotated[str, Field(pattern=DIGEST_PATTERN)]
@@ -43,7 +61,9 @@ OPERATOR_TYPES = ("refine", "mutate", "crossover", "synthesize", "extract", "rev
 class _Strict(BaseModel):
     """Unknown fields are errors: a typo must not silently drop evidence."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, str_strip_whitespace=False)
+    # strict: a JSON "3" is not the integer 3, and "yes" is not true.  Lax
+    # coercion would let two different byte strings mean the same event.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class PayloadRef(_Strict):
@@ -81,11 +101,17 @@ class EventBase(_Strict):
     attributes: dict[str, Any] = Field(default_factory=dict, description=(
         "free-form extra data; shown on the site, never interpreted"))
 
+    @field_validator("id")
+    @classmethod
+    def _own_id(cls, v: str) -> str:
+        if v.startswith("ext:"):
+            raise ValueError("an event's own id may not use the external-import prefix 'ext:'")
+        return v
+
     @field_validator("time")
     @classmethod
     def _rfc3339(cls, v: str) -> str:
-        if not RFC3339.match(v):
-            raise ValueError("time must be an RFC 3339 string such as 2026-05-01T12:00:00Z")
+        parse_time(v)
         return v
 
 
@@ -130,7 +156,9 @@ class EvidenceBinding(_Strict):
     """How one piece of evidence was used by a claim."""
 
     evidence: ObjectId
-    field: str = Field(max_length=1_000, description="the field read, e.g. 'row[hour=8].CO' ")
+    field: str = Field(max_length=1_000, description=(
+        "the field read: for CSV '<column>@<key_column>=<key_value>' or '#rows', for JSON a "
+        "dotted path such as 'metrics.accuracy'"))
     value: JsonScalar = Field(description="the value extracted")
     comparison: str = Field(default="equals", max_length=500, description=(
         "the comparison made, e.g. 'equals', '>= threshold 0.9'"))

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from bundler.model.events import DIGEST_PATTERN
+from bundler.model.events import DIGEST_PATTERN, parse_time
 
 MANIFEST_VERSION = "review-bundle-manifest/1"
 
@@ -14,12 +14,19 @@ MANIFEST_VERSION = "review-bundle-manifest/1"
 class BundleMetadata(BaseModel):
     """``bundle.json``: what the bundle says about itself (all of it untrusted)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    format: Literal["review-bundle/1"] = "review-bundle/1"
+    #: Required: a reader must reject versions it does not know (RB204).
+    format: Literal["review-bundle/1"]
     title: str = Field(max_length=500)
     description: str = Field(default="", max_length=50_000, description="Markdown")
     created: str = Field(description="RFC 3339 creation time")
+
+    @field_validator("created")
+    @classmethod
+    def _created(cls, v: str) -> str:
+        parse_time(v)
+        return v
     origin: str = Field(min_length=1, max_length=500, description=(
         "checkpoint origin line; identifies this log"))
     keys: list[str] = Field(default_factory=list, description=(
@@ -29,7 +36,7 @@ class BundleMetadata(BaseModel):
 
 
 class ManifestEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
     digest: str = Field(pattern=DIGEST_PATTERN)
     size: int = Field(ge=0)
@@ -42,7 +49,7 @@ class ManifestEntry(BaseModel):
 class Manifest(BaseModel):
     """``manifest.json``: the payload manifest, sorted by digest."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
-    format: Literal["review-bundle-manifest/1"] = "review-bundle-manifest/1"
+    format: Literal["review-bundle-manifest/1"]
     payloads: list[ManifestEntry] = Field(default_factory=list)

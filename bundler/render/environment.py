@@ -22,7 +22,8 @@ TEMPLATES_DIR = PACKAGE_DIR / "templates"
 def default_theme_dir() -> Path:
     """``themes/default`` beside the package (source checkout or editable install),
     else the copy shipped inside the package."""
-    for candidate in (PACKAGE_DIR.parent / "themes" / "default", PACKAGE_DIR / "themes" / "default"):
+    for candidate in (PACKAGE_DIR.parent / "themes" / "default",
+                      PACKAGE_DIR / "themes" / "default"):
         if (candidate / "layout.html").is_file():
             return candidate
     raise UsageError("the default theme (themes/default) is missing from this installation")

@@ -9,6 +9,7 @@ no timestamps, no absolute paths, sorted iteration everywhere.
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 import re
 import time
@@ -41,8 +42,8 @@ from bundler.render.pages.integrity import (
 from bundler.render.pages.lineage import lineage_page, steering_page
 from bundler.render.pages.workflow import workflow_pages
 from bundler.render.proofs import claim_proofs
-from bundler.render.search_index import search_documents
 from bundler.render.search import search_docs_js
+from bundler.render.search_index import search_documents
 from bundler.render.urls import Linker, slug
 from bundler.reports import TRUST_TEXT, to_json, to_sarif
 from bundler.schema import schema_json
@@ -121,11 +122,11 @@ def build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Build
 def _collect_pages(ctx: BuildContext) -> list[Page]:
     audit: list[Page] = []
     try:
-        from bundler.render.pages.audit import audit_pages
+        audit_mod = importlib.import_module("bundler.render.pages.audit")
     except ModuleNotFoundError:
         pass
     else:
-        audit = audit_pages(ctx)     # fills ctx.audit_pages for the overview
+        audit = audit_mod.audit_pages(ctx)     # fills ctx.audit_pages for the overview
     pages = [overview_page(ctx)]
     pages += claim_pages(ctx)
     pages += artifact_pages(ctx)
@@ -170,7 +171,7 @@ def _write(ctx: BuildContext, opts: BuildOptions, pages: list[Page], svgs: dict[
     per_page: dict[int, dict[str, Markup]] = {}
     for name, svg in svgs.items():
         i, slot = owners[name]
-        per_page.setdefault(i, {})[slot] = Markup(svg)  # noqa: S704 - our own sanitised SVG
+        per_page.setdefault(i, {})[slot] = Markup(svg)  # our own SVG, sanitised by render.graphviz
     copies = bundle_copy_files(ctx)
     copied = {d: f"bundle/payloads/{d.replace(':', '/')}"
               for d, st in ctx.bundle.payloads.items() if st.state.value == "verified" and st.path}

@@ -28,8 +28,8 @@ from bundler.model.events import (
 ARTIFACT = frozenset({"individual", "claim"})
 ANY_OBJECT = frozenset({"individual", "claim", "operator", "fitness", "archive", "steering",
                         "trace_record", "evidence_node", "workflow_node", "edge", "run",
-                        "stream"})
-EVIDENCE = ANY_OBJECT - {"run", "stream", "edge"}
+                        "stream", "redaction"})
+EVIDENCE = ANY_OBJECT - {"run", "stream", "edge", "redaction"}
 FAILED_VERDICTS = frozenset({"unsupported", "contradicted", "needs_human_review"})
 
 
@@ -95,14 +95,18 @@ class InvariantChecker:
     failed_verification: set[str] = field(default_factory=set)
     derivations: dict[str, list[str]] = field(default_factory=dict)
     locations: dict[str, Location] = field(default_factory=dict)
+    run_streams: list[tuple[str, str, Location]] = field(default_factory=list)
 
     def observe(self, ev: EventBase, loc: Location) -> None:
         if ev.id in self.types:
             self.sink.emit("RB202", f"id {ev.id!r} is already used by an earlier "
                            f"{self.types[ev.id]} event", loc)
             return
-        if ev.type == "run" and ev.run != ev.id:
-            self.sink.emit("RB509", f"a run event's run ({ev.run!r}) must equal its id", loc)
+        if ev.type == "run":
+            if ev.run != ev.id:
+                self.sink.emit("RB509", f"a run event's run ({ev.run!r}) must equal its id", loc)
+            # The run comes before its streams, so its stream is checked at the end.
+            self.run_streams.append((ev.id, ev.stream, loc))
         if ev.type == "stream" and ev.stream != ev.id:
             self.sink.emit("RB509", f"a stream event's stream ({ev.stream!r}) must equal its id",
                            loc)
@@ -155,6 +159,10 @@ class InvariantChecker:
                 self.final_claims[ev.id] = (loc, supported)
 
     def finish(self) -> None:
+        for run_id, stream, loc in self.run_streams:
+            if self.types.get(stream) != "stream":
+                self.sink.emit("RB509", f"run {run_id!r} names stream {stream!r}, which is never "
+                               "declared by a stream event", loc)
         for cid, (loc, supported) in sorted(self.final_claims.items()):
             if not supported and cid not in self.failed_verification:
                 self.sink.emit("RB503", f"final claim {cid!r} has no evidence binding, no failed "

@@ -25,8 +25,13 @@ class PayloadLedger:
     commitments: dict[str, tuple[PayloadRef, int]] = field(default_factory=dict)
     redactions: dict[str, tuple[RedactionEvent, int]] = field(default_factory=dict)
 
+    conflicts: list[tuple[PayloadRef, PayloadRef, int]] = field(default_factory=list)
+
     def commit(self, ref: PayloadRef, seq: int) -> None:
-        self.commitments.setdefault(ref.digest, (ref, seq))
+        first = self.commitments.setdefault(ref.digest, (ref, seq))[0]
+        if (first.size, first.media_type, first.salted) != (ref.size, ref.media_type,
+                                                            ref.salted):
+            self.conflicts.append((first, ref, seq))
 
     def redact(self, ev: RedactionEvent) -> None:
         self.redactions.setdefault(ev.target, (ev, ev.seq))
@@ -46,7 +51,10 @@ def _hash_file(src: BundleSource, rel: str, salt: bytes) -> tuple[str, int] | No
 
 
 def check_payloads(src: BundleSource, manifest: Manifest | None, ledger: PayloadLedger,
-                   sink: DiagnosticSink) -> dict[str, PayloadStatus]:
+                   sink: DiagnosticSink, *, signed_size: int | None = None
+                   ) -> dict[str, PayloadStatus]:
+    """``signed_size``: events at or past it are the unsigned tail of a log whose
+    writer stopped between checkpoints (the manifest is written at checkpoints)."""
     entries: dict[str, ManifestEntry] = {e.digest: e for e in manifest.payloads} if manifest \
         else {}
     states: dict[str, PayloadStatus] = {}
@@ -54,27 +62,48 @@ def check_payloads(src: BundleSource, manifest: Manifest | None, ledger: Payload
         if digest not in ledger.commitments:
             sink.emit("RB505", f"redaction {ev.id!r} targets {digest}, which no event commits "
                       "to: the committing event is gone", Location(seq=seq))
+        elif ledger.commitments[digest][1] > seq:
+            sink.emit("RB505", f"redaction {ev.id!r} comes before the event that commits to "
+                      f"{digest} (seq {ledger.commitments[digest][1]})", Location(seq=seq))
+    for first, other, seq in ledger.conflicts:
+        sink.emit("RB408", f"{first.digest} is committed again with {other.size} bytes "
+                  f"{other.media_type} (salted={other.salted}); first commitment says "
+                  f"{first.size} bytes {first.media_type} (salted={first.salted})",
+                  Location(seq=seq))
     for digest, (ref, seq) in sorted(ledger.commitments.items()):
         loc = Location(seq=seq)
         entry = entries.get(digest)
         rel = entry.path if entry else layout.payload_path(digest)
         if entry is None and manifest is not None:
-            sink.emit("RB405", f"{digest} is committed by an event but not in manifest.json", loc)
+            if signed_size is not None and seq >= signed_size:
+                sink.emit("RB413", f"{digest} is committed at seq {seq}, after the last "
+                          "checkpoint, and is not in manifest.json yet", loc)
+            else:
+                sink.emit("RB405", f"{digest} is committed by an event but not in "
+                          "manifest.json", loc)
         if entry is not None:
             if not is_safe_relpath(entry.path) or not entry.path.startswith(
                     layout.PAYLOADS + "/"):
                 sink.emit("RB407", f"manifest path {entry.path!r} is not a safe path under "
                           "payloads/", Location(path=layout.MANIFEST))
                 rel = layout.payload_path(digest)
-            if entry.size != ref.size or entry.media_type != ref.media_type:
+            if entry.size != ref.size or entry.media_type != ref.media_type or \
+                    entry.salted != ref.salted:
                 sink.emit("RB408", f"{digest}: manifest says {entry.size} bytes "
-                          f"{entry.media_type}, the event says {ref.size} bytes "
-                          f"{ref.media_type}", loc)
+                          f"{entry.media_type} (salted={entry.salted}), the event says "
+                          f"{ref.size} bytes {ref.media_type} (salted={ref.salted})", loc)
         redaction = ledger.redactions.get(digest)
         salt = b""
-        if ref.salted:
-            sp = src.path(layout.salt_path(digest))
-            salt = sp.read_bytes()[:16] if sp is not None and sp.is_file() else b""
+        salt_rel = rel + ".salt"
+        sp = src.path(salt_rel)
+        salt_present = sp is not None and sp.is_file()
+        if ref.salted and salt_present and sp is not None:
+            salt = sp.read_bytes()[:17]
+            if len(salt) != 16:
+                sink.emit("RB400", f"{salt_rel}: a salt must be exactly 16 bytes", loc)
+        if redaction is not None and salt_present:
+            sink.emit("RB412", f"{digest} is redacted but its salt {salt_rel} is still shipped; "
+                      "delete it to make the redaction final", loc)
         got = _hash_file(src, rel, salt)
         state = _state(digest, got, ref, redaction is not None, sink, loc, rel)
         if entry is not None and (entry.state == "redacted") != (redaction is not None):
@@ -90,7 +119,7 @@ def check_payloads(src: BundleSource, manifest: Manifest | None, ledger: Payload
         if digest not in ledger.commitments:
             sink.emit("RB406", f"manifest lists {digest}, which no event commits to",
                       Location(path=layout.MANIFEST))
-    _unexpected_files(src, entries, sink)
+    _unexpected_files(src, entries, set(ledger.commitments), sink)
     return states
 
 
@@ -115,9 +144,12 @@ def _state(digest: str, got: tuple[str, int] | None, ref: PayloadRef, redacted: 
 
 
 def _unexpected_files(src: BundleSource, entries: dict[str, ManifestEntry],
-                      sink: DiagnosticSink) -> None:
+                      committed: set[str], sink: DiagnosticSink) -> None:
     allowed = {e.path for e in entries.values()}
-    allowed |= {layout.salt_path(d) for d in entries}
+    # a committed payload at its content address is expected even when a crash
+    # kept it out of the manifest (reported once, as RB413 or RB405)
+    allowed |= {layout.payload_path(d) for d in committed}
+    allowed |= {e.path + ".salt" for e in entries.values()}
     for rel in src.files():
         if rel in KNOWN_TOP or rel.startswith(layout.CHECKPOINTS + "/") or rel in allowed:
             continue

@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ from bundler.integrity.note import KeyFormatError, VerifierKey, parse_verifier_k
 from bundler.load.events import iter_event_lines
 from bundler.load.limits import DEFAULT_LIMITS, Limits
 from bundler.load.source import BundleSource, open_bundle
-from bundler.model.events import FORMAT_VERSION, IndividualEvent, RedactionEvent
+from bundler.model.events import FORMAT_VERSION, IndividualEvent, RedactionEvent, parse_time
 from bundler.model.metadata import BundleMetadata, Manifest
 from bundler.verify.checkpoints import KeyRing, declared_keys, read_checkpoints, settle_checkpoints
 from bundler.verify.invariants import InvariantChecker
@@ -142,7 +143,9 @@ def _verify(src: BundleSource, opts: VerifyOptions, pinned: tuple[VerifierKey, .
     bundle.checkpoints = settle_checkpoints(parsed, roots, n, ring, sink)
     report.steps_completed.append("checkpoint roots")
     # Step 6: payloads.
-    bundle.payloads = check_payloads(src, manifest, ledger, sink)
+    bundle.payloads = check_payloads(src, manifest, ledger, sink,
+                                     signed_size=max((c.size for c in bundle.checkpoints),
+                                                     default=0))
     report.steps_completed.append("payloads")
     # Step 7: whole-log invariants.
     invariants.finish()
@@ -156,7 +159,7 @@ def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: L
     tree = MerkleAccumulator()
     prev_hex = layout.ZERO_HASH
     seqs = _SeqTracker()
-    last_time = ""
+    last_time: tuple[datetime, str] | None = None
     progress = opts.progress
     for raw in iter_event_lines(path, sink, layout.EVENTS, opts.limits):
         bundle.line_count = raw.line_no
@@ -178,10 +181,12 @@ def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: L
             ev = validate_event(obj, sink, loc)
             if ev is not None:
                 bundle.event_lines[ev.seq] = raw.line_no
-                if ev.time < last_time:
+                t = parse_time(ev.time)
+                if last_time is not None and t < last_time[0]:
                     sink.emit("RB205", f"time {ev.time} is earlier than the previous event's "
-                              f"{last_time}", loc)
-                last_time = max(last_time, ev.time)
+                              f"{last_time[1]}", loc)
+                if last_time is None or t >= last_time[0]:
+                    last_time = (t, ev.time)
                 invariants.observe(ev, loc)
                 if isinstance(ev, IndividualEvent) and ev.payload is not None:
                     ledger.commit(ev.payload, ev.seq)

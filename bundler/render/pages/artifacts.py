@@ -29,13 +29,18 @@ def _index(ctx: BuildContext, arts: list[IndividualEvent]) -> Page:
     path = "artifacts/index.html"
     kinds = Counter(a.kind for a in arts)
     items = [{"ref": ctx.ref(a.id, path), "kind": a.kind, "version": a.version,
-              "state": (ctx.idx.payload_state(a).value if ctx.idx.payload_state(a) else "none"),
+              "state": _state_name(ctx, a),
               "size": a.payload.size if a.payload else None,
               "media_type": a.payload.media_type if a.payload else "",
               "status": a.status or ""} for a in arts]
     return Page(path, "pages/artifacts.html", "Artifacts", "artifacts",
                 {"items": items, "kinds": sorted(kinds.items())},
                 breadcrumbs=[("Overview", "index.html"), ("Artifacts", None)])
+
+
+def _state_name(ctx: BuildContext, art: IndividualEvent) -> str:
+    state = ctx.idx.payload_state(art)
+    return state.value if state is not None else "none"
 
 
 def file_copy_path(digest: str, media_type: str) -> str | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bundler.graph.index import BundleIndex
 from bundler.graph.paths import lineage_graph
 from bundler.model.events import FitnessEvent
+from bundler.render.graphviz import GraphSpec
 from bundler.render.pages.base import BuildContext, Page, graph_spec
 from bundler.render.urls import event_href
 
@@ -46,7 +47,8 @@ def lineage_page(ctx: BuildContext) -> Page:
         for m in current_members(idx, name)[:3]:
             selected.append((m, f"member of archive {name}"))
     seen: set[str] = set()
-    graphs, items = [], []
+    graphs: list[GraphSpec] = []
+    items: list[dict[str, object]] = []
     for oid, why in selected:
         if oid in seen or len(graphs) >= MAX_LINEAGE_GRAPHS:
             continue

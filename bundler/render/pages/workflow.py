@@ -8,6 +8,7 @@ graph (DESIGN-NOTES §6: dot slows sharply past ~1,000 nodes).
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 
 from bundler.graph.paths import EvidenceGraph, GEdge, node_for
@@ -36,7 +37,7 @@ def workflow_level_graph(ctx: BuildContext) -> EvidenceGraph:
     for (a, b, rel), n in sorted(counts.items()):
         g.edges.append(GEdge(a, b, rel if n == 1 else f"{rel} ×{n}"))
     if not counts:  # no semantic edges between phases: show the order instead
-        for a, b in zip(wfs, wfs[1:], strict=False):
+        for a, b in itertools.pairwise(wfs):
             g.edges.append(GEdge(a.id, b.id, "then"))
     return g
 
