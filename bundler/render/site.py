@@ -139,6 +139,27 @@ def _collect_pages(ctx: BuildContext) -> list[Page]:
 
 
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
+_VIEWBOX = re.compile(r'^(<svg [^>]*?)viewBox="[-0-9.]+ [-0-9.]+ ([0-9.]+) ([0-9.]+)"')
+#: Graphs are shown at their natural size when they fit, shrunk to the page
+#: width when they do not, but never below this fraction of natural size
+#: (text stays readable; the figure scrolls instead).
+MIN_GRAPH_SCALE = 0.6
+
+
+def size_svg(svg: str) -> str:
+    """Give an inline graph its natural width (from the viewBox, in pt) as CSS.
+
+    Graphviz's width/height attributes are dropped by the sanitiser, so
+    without this every graph would stretch to the container: tiny graphs
+    with huge text, wide graphs with unreadable text.
+    """
+    m = _VIEWBOX.match(svg)
+    if m is None:
+        return svg
+    width_px = float(m.group(2)) * 4 / 3
+    style = (f'style="width:{width_px:.0f}px;max-width:100%;'
+             f'min-width:{min(width_px, width_px * MIN_GRAPH_SCALE):.0f}px" ')
+    return svg[:len(m.group(1))] + style + svg[len(m.group(1)):]
 
 
 def _graph_specs(pages: list[Page]) -> tuple[list[GraphSpec], dict[str, tuple[int, str]]]:
@@ -171,7 +192,7 @@ def _write(ctx: BuildContext, opts: BuildOptions, pages: list[Page], svgs: dict[
     per_page: dict[int, dict[str, Markup]] = {}
     for name, svg in svgs.items():
         i, slot = owners[name]
-        per_page.setdefault(i, {})[slot] = Markup(svg)  # our own SVG, sanitised by render.graphviz
+        per_page.setdefault(i, {})[slot] = Markup(size_svg(svg))  # our own SVG, sanitised by render.graphviz
     copies = bundle_copy_files(ctx)
     copied = {d: f"bundle/payloads/{d.replace(':', '/')}"
               for d, st in ctx.bundle.payloads.items() if st.state.value == "verified" and st.path}

@@ -11,7 +11,7 @@ from __future__ import annotations
 import itertools
 from collections import Counter
 
-from bundler.graph.paths import EvidenceGraph, GEdge, node_for
+from bundler.graph.paths import EvidenceGraph, GEdge, GNode, node_for
 from bundler.model.events import WorkflowNodeEvent
 from bundler.render.pages.base import BuildContext, Page, graph_spec
 from bundler.render.urls import workflow_href
@@ -24,9 +24,7 @@ def workflow_level_graph(ctx: BuildContext) -> EvidenceGraph:
     g = EvidenceGraph(root="")
     wfs = list(idx.workflow_nodes.values())
     for wf in wfs:
-        g.nodes[wf.id] = node_for(idx, wf.id)
-        g.nodes[wf.id] = g.nodes[wf.id].__class__(wf.id, "workflow_node",
-                                                  f"{wf.phase}: {wf.label}", wf.phase)
+        g.nodes[wf.id] = GNode(wf.id, "workflow_node", f"{wf.phase}: {wf.label}", wf.phase)
     # edges between phases: aggregated semantic edges among their members
     counts: Counter[tuple[str, str, str]] = Counter()
     for e in idx.edges:
@@ -37,8 +35,8 @@ def workflow_level_graph(ctx: BuildContext) -> EvidenceGraph:
     for (a, b, rel), n in sorted(counts.items()):
         g.edges.append(GEdge(a, b, rel if n == 1 else f"{rel} ×{n}"))
     if not counts:  # no semantic edges between phases: show the order instead
-        for a, b in itertools.pairwise(wfs):
-            g.edges.append(GEdge(a.id, b.id, "then"))
+        for prev, nxt in itertools.pairwise(wfs):
+            g.edges.append(GEdge(prev.id, nxt.id, "then"))
     return g
 
 
