@@ -10,6 +10,7 @@ from __future__ import annotations
 from bundler.render.pages.base import BuildContext
 from bundler.render.pages.events import summary
 from bundler.render.search import SearchDoc
+from bundler.render.text import plain_text
 
 MAX_EVENT_DOCS = 20_000
 TEXT_CAP = 240
@@ -20,7 +21,7 @@ def search_documents(ctx: BuildContext) -> list[SearchDoc]:
     docs: list[SearchDoc] = []
     for claim, status in idx.claims_by_status():
         docs.append(SearchDoc(claim.id, claim.name or claim.id, "claim",
-                              f"{status.value} {claim.text}"[:TEXT_CAP * 2],
+                              f"{status.value} {plain_text(claim.text, TEXT_CAP * 2)}",
                               ctx.linker.href(claim.id) or ""))
     for ind in idx.individuals.values():
         if ind.id in idx.claims:

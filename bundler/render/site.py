@@ -27,7 +27,7 @@ from bundler.errors import InvalidBundleError
 from bundler.graph.index import build_index
 from bundler.output import SiteWriter
 from bundler.render.environment import make_environment, theme_assets
-from bundler.render.graphviz import GraphSpec, render_svgs
+from bundler.render.graphviz import MAX_NODES, GraphSpec, render_svgs
 from bundler.render.highlight import pygments_css
 from bundler.render.pages.artifacts import artifact_pages, file_copy_path
 from bundler.render.pages.base import NAV, BuildContext, Page
@@ -169,9 +169,22 @@ def _graph_specs(pages: list[Page]) -> tuple[list[GraphSpec], dict[str, tuple[in
     for i, page in enumerate(pages):
         for spec in page.graphs:
             name = _NAME.sub("-", page.path.removesuffix(".html")) + "--" + spec.name
-            specs.append(dataclasses.replace(spec, name=name))
+            specs.append(_capped(dataclasses.replace(spec, name=name)))
             owners[name] = (i, spec.name)
     return specs, owners
+
+
+def _capped(spec: GraphSpec) -> GraphSpec:
+    """Last line of defence: page producers bound their graphs, but a graph over
+    Graphviz's practical limit is cut (root kept) rather than failing the build."""
+    if len(spec.nodes) <= MAX_NODES:
+        return spec
+    keep = [n for n in spec.nodes if n.id == spec.root]
+    keep += [n for n in spec.nodes if n.id != spec.root][: MAX_NODES - len(keep)]
+    ids = {n.id for n in keep}
+    edges = [e for e in spec.edges if e.src in ids and e.dst in ids]
+    return dataclasses.replace(spec, nodes=keep, edges=edges,
+                               description=spec.description + f" (cut to {MAX_NODES} nodes)")
 
 
 def _site_info(ctx: BuildContext, opts: BuildOptions) -> SiteInfo:
@@ -192,7 +205,8 @@ def _write(ctx: BuildContext, opts: BuildOptions, pages: list[Page], svgs: dict[
     per_page: dict[int, dict[str, Markup]] = {}
     for name, svg in svgs.items():
         i, slot = owners[name]
-        per_page.setdefault(i, {})[slot] = Markup(size_svg(svg))  # our own SVG, sanitised by render.graphviz
+        # our own SVG, sanitised by render.graphviz
+        per_page.setdefault(i, {})[slot] = Markup(size_svg(svg))
     copies = bundle_copy_files(ctx)
     copied = {d: f"bundle/payloads/{d.replace(':', '/')}"
               for d, st in ctx.bundle.payloads.items() if st.state.value == "verified" and st.path}

@@ -59,7 +59,7 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Viewer | None
     copy = file_copy_path(art.payload.digest, art.payload.media_type)
     href = root + (copy or payload_href(art.payload.digest))
     return render_payload(_read_head(src, 262_144 * 4), art.payload.media_type,
-                          art.payload.name, file_href=href)
+                          art.payload.name, file_href=href, total_size=art.payload.size)
 
 
 def _read_head(path: Path, limit: int) -> bytes:

@@ -10,6 +10,7 @@ from bundler.graph.paths import EvidenceGraph, GEdge, evidence_graph, lineage_gr
 from bundler.model.events import ClaimEvent
 from bundler.render.markdown import render_markdown
 from bundler.render.pages.base import STATUS_TEXT, BuildContext, Page, graph_spec
+from bundler.render.text import plain_text
 from bundler.render.urls import claim_href, event_href, slug
 
 
@@ -25,7 +26,7 @@ def _index(ctx: BuildContext, rows: list[tuple[ClaimEvent, ClaimStatus]]) -> Pag
     path = "claims/index.html"
     counts = Counter(s for _, s in rows)
     items = [{"ref": ctx.ref(c.id, path), "status": s, "final": c.final,
-              "text": " ".join(c.text.split())[:240], "seq": c.seq} for c, s in rows]
+              "text": plain_text(c.text), "seq": c.seq} for c, s in rows]
     return Page(path, "pages/claims.html", "Claims", "claims", {
         "items": items,
         "counts": [(s, counts[s]) for s in ClaimStatus if counts[s]],

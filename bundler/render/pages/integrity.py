@@ -12,6 +12,7 @@ from bundler.integrity.note import parse_verifier_key
 from bundler.render.markdown import render_markdown
 from bundler.render.pages.base import STATUS_TEXT, BuildContext, Page, graph_spec
 from bundler.render.pages.workflow import workflow_level_graph
+from bundler.render.text import plain_text
 from bundler.render.urls import event_href, payload_href
 from bundler.reports import TRUST_TEXT
 
@@ -73,9 +74,9 @@ def overview_page(ctx: BuildContext) -> Page:
     rows = idx.claims_by_status()
     counts = Counter(s for _, s in rows)
     attention = [{"ref": ctx.ref(c.id, path), "status": s, "final": c.final,
-                  "text": " ".join(c.text.split())[:200]} for c, s in rows if s.attention]
+                  "text": plain_text(c.text, 200)} for c, s in rows if s.attention]
     others = [{"ref": ctx.ref(c.id, path), "status": s, "final": c.final,
-               "text": " ".join(c.text.split())[:200]} for c, s in rows if not s.attention]
+               "text": plain_text(c.text, 200)} for c, s in rows if not s.attention]
     meta = ctx.bundle.metadata
     graphs = []
     if idx.workflow_nodes:
