@@ -10,6 +10,7 @@ this package.
 
 from bundler.query.loading import open_index
 from bundler.query.model import QueryDef, QueryResult, QueryRow
-from bundler.query.registry import QUERIES, run_query
+from bundler.query.registry import QUERIES, check_call, run_query
 
-__all__ = ["QUERIES", "QueryDef", "QueryResult", "QueryRow", "open_index", "run_query"]
+__all__ = ["QUERIES", "QueryDef", "QueryResult", "QueryRow", "check_call", "open_index",
+           "run_query"]

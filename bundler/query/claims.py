@@ -20,7 +20,7 @@ def _revisions(idx: BundleIndex, claim: ClaimEvent) -> list[str]:
 
 
 # ------------------------------------------------------------ unsupported-claims
-UNSUPPORTED_COLUMNS = ("claim", "final", "status", "reasons", "checked_by", "revised_by")
+UNSUPPORTED_COLUMNS = ("claim", "final", "status", "checked_by", "revised_by", "reasons")
 
 
 def unsupported_claims(idx: BundleIndex, arg: str | None) -> QueryResult:
@@ -62,8 +62,8 @@ def unsupported_claims(idx: BundleIndex, arg: str | None) -> QueryResult:
         rows.append(row(why, [claim.seq, fit.seq if fit else None],
                         [claim.id, fit.id if fit else None, *revised],
                         claim=claim.id, final=claim.final, status=v.status.value,
-                        reasons=reasons, checked_by=fit.id if fit else None,
-                        revised_by=revised))
+                        checked_by=fit.id if fit else None, revised_by=revised,
+                        reasons=reasons))
     return QueryResult("unsupported-claims", UNSUPPORTED_COLUMNS, tuple(rows))
 
 
@@ -164,7 +164,7 @@ def _has_payload(idx: BundleIndex, oid: str) -> bool:
 
 
 # ------------------------------------------------------------------ claim-trace
-TRACE_COLUMNS = ("kind", "path", "inferred", "length")
+TRACE_COLUMNS = ("kind", "length", "inferred", "path")
 
 
 def edge_text(e: GEdge) -> str:
@@ -200,12 +200,12 @@ def claim_trace(idx: BundleIndex, arg: str | None) -> QueryResult:
                + (", including an inferred edge." if inferred else ", all recorded."))
         rows.append(row(why, [seq_of(idx, o) for o in ids] + [
             seq_of(idx, e.edge_id) for _, e in path if e is not None and e.edge_id],
-            ids, kind="path", path=text, inferred=inferred, length=len(path) - 1))
+            ids, kind="path", length=len(path) - 1, inferred=inferred, path=text))
     if g.paths_truncated:
         rows.append(row("The claim page shows the same limit.", [], [arg], kind="limit",
-                        path=f"only the first {len(g.paths)} paths are listed",
-                        inferred=None, length=None))
+                        length=None, inferred=None,
+                        path=f"only the first {len(g.paths)} paths are listed"))
     for gap in g.gaps:
         rows.append(row(f"Missing support stated for {arg}.", [seq_of(idx, arg)], [arg],
-                        kind="gap", path=gap, inferred=None, length=None))
+                        kind="gap", length=None, inferred=None, path=gap))
     return QueryResult("claim-trace", TRACE_COLUMNS, tuple(rows))

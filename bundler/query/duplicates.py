@@ -40,7 +40,7 @@ WINDOW = 8
 SHINGLE = 3
 SKETCH = 32
 PASSES = 2
-COLUMNS = ("match", "count", "first", "members", "generations", "producers", "content")
+COLUMNS = ("match", "count", "first", "generations", "producers", "content", "members")
 _COMMENT = re.compile(r"^\s*(#|//|--).*$", re.M)
 _TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\d+(?:\.\d+)?|\S")
 
@@ -82,7 +82,7 @@ def _version_roots(idx: BundleIndex) -> dict[str, str]:
 def _generations(members: list[IndividualEvent]) -> list[int | float | str]:
     gens = {m.attributes.get("generation") for m in members}
     vals = [g for g in gens if isinstance(g, int | float | str) and not isinstance(g, bool)]
-    return sorted(vals, key=lambda g: (isinstance(g, str), g))  # type: ignore[return-value]
+    return sorted(vals, key=lambda g: (isinstance(g, str), g))
 
 
 def near_duplicates(idx: BundleIndex, arg: str | None) -> QueryResult:
@@ -122,13 +122,14 @@ def near_duplicates(idx: BundleIndex, arg: str | None) -> QueryResult:
         gens = _generations(members)
         first = members[0]
         gen_text = f" across generations {', '.join(map(str, gens))}" if gens else ""
-        why = (f"{len(members)} individuals share {'one payload' if match == 'identical' else 'near-identical content'}"
-               f" ({match}){gen_text}, from {len(producers)} producing operator(s); the first "
-               f"is {first.id} at seq {first.seq}.")
+        shared = "one payload" if match == "identical" else "near-identical content"
+        why = (f"{len(members)} individuals share {shared} ({match}){gen_text}, from "
+               f"{len(producers)} producing operator(s); the first is {first.id} at seq "
+               f"{first.seq}.")
         rows.append(row(why, [m.seq for m in members], [m.id for m in members],
-                        match=match, count=len(members), first=first.id,
-                        members=capped(m.id for m in members), generations=gens,
-                        producers=len(producers), content=content))
+                        match=match, count=len(members), first=first.id, generations=gens,
+                        producers=len(producers), content=content,
+                        members=capped(m.id for m in members)))
     return QueryResult("near-duplicates", COLUMNS, tuple(rows))
 
 

@@ -7,7 +7,7 @@ from bundler.model.events import ClaimEvent, FitnessEvent
 from bundler.query.common import evaluator_name, fitness_outcome, producer, seq_of
 from bundler.query.model import QueryResult, QueryRow, row
 
-ACCEPTED_COLUMNS = ("individual", "kind", "accepted", "producer_stream", "evaluations")
+ACCEPTED_COLUMNS = ("individual", "kind", "producer_stream", "evaluations", "accepted")
 
 
 def accepted_without_independent_evaluator(idx: BundleIndex, arg: str | None) -> QueryResult:
@@ -41,12 +41,12 @@ def accepted_without_independent_evaluator(idx: BundleIndex, arg: str | None) ->
         rows.append(row(why, [ind.seq, seq_of(idx, op_id), *(f.seq for f in fits),
                               *(a.seq for a in adds)],
                         [ind.id, op_id, stream, *(f.id for f in fits)],
-                        individual=ind.id, kind=ind.kind, accepted=how,
-                        producer_stream=stream, evaluations=evaluations))
+                        individual=ind.id, kind=ind.kind, producer_stream=stream,
+                        evaluations=evaluations, accepted=how))
     return QueryResult("accepted-without-independent-evaluator", ACCEPTED_COLUMNS, tuple(rows))
 
 
-DISAGREE_COLUMNS = ("individual", "kind", "evaluators", "outcomes", "disagreement")
+DISAGREE_COLUMNS = ("individual", "kind", "evaluators", "disagreement", "outcomes")
 
 
 def _passes(score: float, threshold: float, higher_is_better: bool) -> bool:
@@ -99,7 +99,7 @@ def evaluator_disagreement(idx: BundleIndex, arg: str | None) -> QueryResult:
         found.append((ev.seq if ev is not None else fits[0].seq, row(
             why, [seq_of(idx, target), *(f.seq for f in judged)],
             [target, *(f.id for f in judged)], individual=target, kind=kind,
-            evaluators=[evaluator_name(f) for f in judged], outcomes=outcomes,
-            disagreement=kinds)))
+            evaluators=[evaluator_name(f) for f in judged], disagreement=kinds,
+            outcomes=outcomes)))
     found.sort(key=lambda r: r[0])
     return QueryResult("evaluator-disagreement", DISAGREE_COLUMNS, tuple(r for _, r in found))

@@ -198,8 +198,8 @@ def reused_in_manuscript(idx: BundleIndex, arg: str | None) -> QueryResult:
     for ind in idx.individuals.values():
         if isinstance(ind, ClaimEvent):
             bound = {b.evidence for b in ind.bindings}
-            for e in claim_evidence(ind):
-                add(ind, e, "binding" if e in bound else "evidence", ind.seq)
+            for eid in claim_evidence(ind):
+                add(ind, eid, "binding" if eid in bound else "evidence", ind.seq)
             for d in ind.derived_from:
                 add(ind, d, "derived_from", ind.seq)
         elif ind.kind in MANUSCRIPT_KINDS and ind.produced_by in idx.operators:
@@ -208,20 +208,19 @@ def reused_in_manuscript(idx: BundleIndex, arg: str | None) -> QueryResult:
                 add(ind, p, f"parent of {op.id}", ind.seq)
     for e in idx.edges:
         if e.relation == "uses":
-            user, item = as_individual(idx, e.source), as_individual(idx, e.target)
+            user_id, item_id = as_individual(idx, e.source), as_individual(idx, e.target)
         elif e.relation in ("supports", "informs"):
-            user, item = as_individual(idx, e.target), as_individual(idx, e.source)
+            user_id, item_id = as_individual(idx, e.target), as_individual(idx, e.source)
         else:
             continue
-        u = idx.individuals.get(user)
+        u = idx.individuals.get(user_id)
         if u is not None and (isinstance(u, ClaimEvent) or u.kind in MANUSCRIPT_KINDS):
-            add(u, item, f"{e.relation} edge {e.id}", e.seq)
+            add(u, item_id, f"{e.relation} edge {e.id}", e.seq)
 
     members: dict[str, _Membership] = {}
     rows: list[tuple[int, int, QueryRow]] = []
     for (user_id, item_id), (seq, hows, seqs) in uses.items():
-        item = idx.individuals[item_id]
-        user = idx.individuals[user_id]
+        item, user = idx.individuals[item_id], idx.individuals[user_id]
         m = members.get(item_id) or members.setdefault(item_id, _Membership(idx, item_id))
         ever, now = m.at(seq)
         if isinstance(item, ClaimEvent) and not ever:

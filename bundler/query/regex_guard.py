@@ -65,7 +65,7 @@ def refusal(pattern: str) -> str | None:
     parser: Any = importlib.import_module("re._parser")
     try:
         parsed = parser.parse(pattern, 0)
-    except Exception as exc:  # noqa: BLE001 - re.error, RecursionError, OverflowError
+    except Exception as exc:  # re.error, RecursionError, OverflowError, ...
         return f"invalid regular expression: {exc}"
     return _shape(parsed, inside_repeat=False)
 
@@ -78,7 +78,7 @@ def _shape(items: Any, *, inside_repeat: bool) -> str | None:
         subs: list[Any] = []
         repeat = False
         if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-            lo, hi, sub = av
+            _lo, hi, sub = av
             repeat = hi > 1
             if repeat and inside_repeat:
                 return "nested repeats (catastrophic backtracking) are not evaluated"

@@ -54,6 +54,11 @@ QUERIES: dict[str, QueryDef] = {d.name: d for d in _DEFS}
 def run_query(idx: BundleIndex, name: str, arg: str | None = None) -> QueryResult:
     """Run one query by name.  Unknown names and a missing or unexpected argument are
     usage errors (exit code 2 in the CLI), never tracebacks."""
+    return check_call(name, arg).run(idx, arg)
+
+
+def check_call(name: str, arg: str | None) -> QueryDef:
+    """The query named ``name``, if ``arg`` suits it; checks that need no bundle."""
     qd = QUERIES.get(name)
     if qd is None:
         raise UsageError(f"unknown query {name!r}; run 'review-bundler query --list' for the "
@@ -62,4 +67,4 @@ def run_query(idx: BundleIndex, name: str, arg: str | None = None) -> QueryResul
         raise UsageError(f"query {name} takes no argument (got {arg!r})")
     if qd.arg_required and not arg:
         raise UsageError(f"query {name} needs an argument: {name} {qd.arg}")
-    return qd.run(idx, arg)
+    return qd

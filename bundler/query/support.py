@@ -13,7 +13,7 @@ Support edges are ``X supports/informs claim`` and ``claim uses X``, on the
 claim itself or on an evidence node that groups it; an evidence node stands
 for the individual it names.  When the supporting object is itself a claim
 with only inferred support, the path continues through it (following its
-most confident inferred edge, at most ``MAX_HOPS`` hops), so ``confidence``
+most confident inferred edge, at most 20 hops), so ``confidence``
 is the product of the confidences along the path and ``min_confidence`` its
 weakest link.  A link without a recorded confidence makes both null.
 """
@@ -28,8 +28,8 @@ from bundler.query.common import as_individual, seq_of
 from bundler.query.model import QueryResult, QueryRow, row
 
 MAX_HOPS = 20
-COLUMNS = ("claim", "final", "status", "via", "path", "confidence", "min_confidence",
-           "cited_unbound")
+COLUMNS = ("claim", "final", "status", "via", "confidence", "min_confidence", "cited_unbound",
+           "path")
 
 
 class _Support:
@@ -116,6 +116,6 @@ def inferred_support(idx: BundleIndex, arg: str | None) -> QueryResult:
                                   *(seq_of(idx, h) for h in hops)],
                             [claim.id, *hops, *(e.id for e in chain)],
                             claim=claim.id, final=claim.final, status=status, via=source,
-                            path=" ← ".join(parts), confidence=product, min_confidence=low,
-                            cited_unbound=unbound))
+                            confidence=product, min_confidence=low, cited_unbound=unbound,
+                            path=" ← ".join(parts)))
     return QueryResult("inferred-support", COLUMNS, tuple(rows))

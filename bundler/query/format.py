@@ -1,0 +1,84 @@
+"""Query results as text: an aligned table, JSON, or CSV.
+
+Output is a pure function of the result (no terminal width, no colour), so
+the same bundle always prints the same bytes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from typing import Any
+
+from bundler.query.model import QueryDef, QueryResult
+
+CELL = 40     # widest table cell, in characters
+WIDE = 1_000  # the last column holds the long text (a path, reasons): it may wrap
+
+
+def cell_text(value: Any) -> str:
+    """One cell as plain text: lists joined, null empty, floats compact."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:.6g}"
+    if isinstance(value, list | tuple):
+        return ", ".join(cell_text(v) for v in value)
+    return " ".join(str(value).split())
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def to_table(result: QueryResult) -> str:
+    """Columns only; ``why`` and ``seqs`` are in the JSON and CSV forms."""
+    headers = list(result.columns)
+    last = len(headers) - 1
+    body = [[_clip(cell_text(r.values[c]), WIDE if i == last else CELL)
+             for i, c in enumerate(result.columns)] for r in result.rows]
+    widths = [max([len(h), *(len(b[i]) for b in body)]) for i, h in enumerate(headers)]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+    out = [line(headers), line(["-" * w for w in widths])]
+    out += [line(b) for b in body]
+    n = len(result.rows)
+    out.append(f"{n} row{'' if n == 1 else 's'} ({result.name})")
+    return "\n".join(out) + "\n"
+
+
+def to_json(result: QueryResult) -> str:
+    rows = [{**r.values, "why": r.why, "seqs": list(r.seqs)} for r in result.rows]
+    doc = {"query": result.name, "columns": list(result.columns), "rows": rows}
+    return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
+
+
+def to_csv(result: QueryResult) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow([*result.columns, "why", "seqs"])
+    for r in result.rows:
+        w.writerow([*(_csv_cell(r.values[c]) for c in result.columns), r.why,
+                    " ".join(map(str, r.seqs))])
+    return buf.getvalue()
+
+
+def _csv_cell(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return "; ".join(cell_text(v) for v in value)
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return repr(value)
+    return "" if value is None else str(value)
+
+
+def query_list(defs: list[QueryDef]) -> str:
+    names = [d.name + (f" {d.arg}" if d.arg else "") for d in defs]
+    width = max(len(n) for n in names)
+    return "".join(f"{n.ljust(width)}  {d.summary}\n" for n, d in zip(names, defs, strict=True))
