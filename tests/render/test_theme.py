@@ -258,6 +258,34 @@ def test_css_loads_nothing() -> None:
         assert needle not in css
 
 
+def _selectors(css: str) -> set[str]:
+    """Every simple class selector (``.name``) used anywhere in ``css``."""
+    css = re.sub(r"/\*.*?\*/", "", css, flags=re.S)
+    return set(re.findall(r"\.([A-Za-z_][\w-]*)", re.sub(r"\{[^{}]*\}", "{}", css)))
+
+
+def test_css_styles_every_class_the_contract_and_the_model_name() -> None:
+    from bundler.diagnostics import Severity
+    from bundler.graph.index import ClaimStatus
+    from bundler.verify.result import PayloadState, Trust
+
+    classes = _selectors((ASSETS / "site.css").read_text(encoding="utf-8"))
+    wanted = {"badge", "diff", "diff-add", "diff-del", "diff-hunk", "diff-meta", "json", "csv",
+              "callout", "callout-error", "callout-warning", "callout-info", "callout-ok",
+              "proof", "rb-copy", "gap", "edge-inferred", "table-wrap", "rb-graph", "graph",
+              "node", "edge", "inferred", "root", "skip-link", "banner-invalid"}  # fmt: skip
+    wanted |= {f"status-{s.value}" for s in ClaimStatus}
+    wanted |= {f"state-{s.value}" for s in PayloadState}
+    wanted |= {f"trust-{t.value}" for t in Trust}
+    wanted |= {f"sev-{s.name.lower()}" for s in Severity}
+    kinds = [
+        "claim", "individual", "operator", "fitness", "trace_record", "evidence_node",
+        "workflow_node", "steering", "archive", "run", "stream", "missing", "external",
+    ]  # fmt: skip
+    wanted |= {f"kind-{k}" for k in kinds}
+    assert sorted(wanted - classes) == []
+
+
 def test_vendored_minisearch_matches_recorded_digest() -> None:
     record = (THEME / "VENDORED.md").read_text(encoding="utf-8")
     digest = re.search(r"^\| sha256 \| `([0-9a-f]{64})` \|$", record, re.M)
@@ -412,7 +440,7 @@ INDEX_BODY = """<h1>Overview</h1>
 <td><span class="badge status-supported">supported</span></td><td class="num">4</td>
 <td><code>ev-000123</code></td></tr>
 <tr><td><a href="claims/c1.html">Runtime stays under one minute</a></td>
-<td><span class="badge status-unsupported">unsupported</span></td><td class="num">0</td>
+<td><span class="status status-unsupported">unsupported</span></td><td class="num">0</td>
 <td><code>ev-000311</code></td></tr>
 <tr><td><a href="claims/c1.html">Baseline was already optimal</a></td>
 <td><span class="badge status-contradicted">contradicted</span></td><td class="num">2</td>
@@ -439,7 +467,7 @@ INDEX_BODY = """<h1>Overview</h1>
 <td><code>sha256:60303ae22b998861bce3b28f33eec1be758a213c86c93c076dbe9f558c11c752</code></td></tr>
 <tr><td>eval.log</td><td><span class="badge state-missing">missing</span></td>
 <td><code>sha256:fd61a03af4f77d870fc21e05e7e80678095c92d808cfb3b5c279ee04c74aca13</code></td></tr>
-<tr><td>model.bin</td><td><span class="badge state-corrupt">corrupt</span></td>
+<tr><td>model.bin</td><td><span class="state state-corrupt">corrupt</span></td>
 <td><code>sha256:a4e624d686e03ed2767c0abd85c14426b0b1157d2ce81d27bb4fe4f6f01d688a</code></td></tr>
 </tbody></table></div>
 """
@@ -471,8 +499,8 @@ but was not shipped.</div>
 </pre>
 <h2>Metrics</h2>
 <div class="json"><details open><summary>object, 3 keys</summary><ul>
-<li><span class="json-key">"rmse"</span>: <span class="json-number">4.21</span></li>
-<li><span class="json-key">"model"</span>: <span class="json-string">"zircon-v2"</span></li>
+<li><span class="json-key">"rmse"</span>: <span class="json-num">4.21</span></li>
+<li><span class="json-key">"model"</span>: <span class="json-str">"zircon-v2"</span></li>
 <li><span class="json-key">"leak"</span>: <span class="json-bool">false</span></li>
 </ul></details></div>
 <div class="table-wrap csv"><table><thead><tr><th scope="col">station</th><th scope="col">rmse</th>

@@ -342,7 +342,7 @@
   /* A block that scrolls sideways (wide table, long proof line, big graph)
      must be reachable by keyboard to be scrolled (WCAG 2.1.1). Only blocks
      that actually overflow get tabindex, so the tab order stays short. */
-  var SCROLLERS = "pre, .table-wrap, figure.graph, .json";
+  var SCROLLERS = "pre, .table-wrap, figure.graph, .graph-scroll, .json, .markdown-body table";
 
   function markScrollers() {
     var all = doc.querySelectorAll(SCROLLERS);
