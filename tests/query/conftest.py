@@ -57,6 +57,7 @@ class Mini:
                           ("human", "human")):
             self.w.append("stream", id=sid, kind=kind, name=sid, run="run")
         self.stack = ExitStack()
+        self.closed = False
 
     def ind(self, oid: str, data: bytes | str | None = None, media: str = "text/plain",
             *, stream: str = "agent", kind: str = "table", **fields: Any) -> Any:
@@ -87,13 +88,20 @@ class Mini:
     def event(self, type_: str, oid: str, *, stream: str = "agent", **fields: Any) -> Any:
         return self.w.append(type_, id=oid, run="run", stream=stream, **fields)
 
+    def payload_file(self, digest: str) -> Path:
+        return self.path / "payloads" / "sha256" / digest.removeprefix("sha256:")
+
+    def finish(self) -> None:
+        """Close the writer (and sign the last checkpoint); files may be tampered after."""
+        if not self.closed:
+            self.w.close()
+            self.closed = True
+
     def index(self) -> BundleIndex:
-        self.w.close()
-        _, idx = open_index(self.path, VerifyOptions(), self.stack)
-        return idx
+        return self.report_and_index()[1]
 
     def report_and_index(self) -> tuple[VerificationReport, BundleIndex]:
-        self.w.close()
+        self.finish()
         return open_index(self.path, VerifyOptions(), self.stack)
 
 
