@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib
+import json
 import os
 import re
 import time
@@ -45,7 +46,7 @@ from bundler.render.proofs import claim_proofs
 from bundler.render.search import search_docs_js
 from bundler.render.search_index import search_documents
 from bundler.render.urls import Linker, slug
-from bundler.reports import TRUST_TEXT, to_json, to_sarif
+from bundler.reports import TRUST_TEXT, to_json_obj, to_sarif
 from bundler.schema import schema_json
 from bundler.verify import VerificationReport, VerifyOptions, verify_bundle
 
@@ -231,13 +232,24 @@ def _write(ctx: BuildContext, opts: BuildOptions, pages: list[Page], svgs: dict[
             claim = ctx.idx.by_id.get(ctx.bundle.events[_event_pos(ctx, seq)].id)
             if claim is not None:
                 out.write_text(f"proofs/{slug(claim.id)}.tlog-proof", proof)
-        out.write_text("report/validation.json", to_json(ctx.report))
+        out.write_text("report/validation.json", site_report_json(ctx.report))
         out.write_text("report/validation.sarif", to_sarif(ctx.report))
         out.write_text("schema/review-bundle.schema.json", schema_json())
         files, size = len(out.written) + 1, out.bytes_written
         target = out.commit()
     return BuildResult(target, ctx.report, len(pages), files, size, len(svgs),
                        time.perf_counter() - started)
+
+
+def site_report_json(report: VerificationReport) -> str:
+    """The validation report as shipped in the site, naming the bundle by file name only.
+
+    The CLI report says where the bundle was; a site must not depend on the
+    build machine's paths (nor on the working directory of the build).
+    """
+    obj = to_json_obj(report)
+    obj["bundle"] = Path(str(obj["bundle"])).name
+    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
 
 
 def _event_pos(ctx: BuildContext, seq: int) -> int:
