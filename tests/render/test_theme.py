@@ -584,6 +584,12 @@ def test_pages_work_from_file_urls_in_chromium(tmp_path: Path) -> None:
         assert option.locator(".rb-result-title").text_content() == TOP_TITLE
         assert page.inner_text("#rb-search-status") == "1 result"
         assert page.get_attribute("#rb-search", "aria-expanded") == "true"
+        page.fill("#rb-search", "record")  # 49 of the 50 docs: the list is capped at 20
+        poll(
+            lambda: page.inner_text("#rb-search-status") == "49 results, showing the first 20",
+            what="capped result count",
+        )
+        assert page.locator("#rb-search-results [role=option]").count() == 20
         page.fill("#rb-search", "station")
         poll(lambda: page.inner_text("#rb-search-status") == "7 results", what="7 results")
         page.press("#rb-search", "ArrowDown")

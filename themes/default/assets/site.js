@@ -176,11 +176,13 @@
       while (list.firstChild) list.removeChild(list.firstChild);
       active = -1;
       input.removeAttribute("aria-activedescendant");
+      var usable = results.filter(function (r) {
+        return typeof r.u === "string" && r.u !== "" && !UNSAFE_URL.test(r.u);
+      });
       var shown = 0;
-      for (var i = 0; i < results.length && shown < MAX_RESULTS; i++) {
-        var r = results[i];
-        var url = typeof r.u === "string" ? r.u : "";
-        if (!url || UNSAFE_URL.test(url)) continue;
+      for (var i = 0; i < usable.length && shown < MAX_RESULTS; i++) {
+        var r = usable[i];
+        var url = r.u;
         var a = doc.createElement("a");
         a.id = "rb-search-option-" + shown;
         a.className = "rb-result";
@@ -199,7 +201,7 @@
         list.appendChild(a);
         shown++;
       }
-      var total = results.length;
+      var total = usable.length;
       if (total === 0) {
         setStatus("No results");
       } else if (total > shown) {
