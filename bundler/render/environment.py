@@ -7,6 +7,7 @@ therefore override the layout, any page body, or any asset by relative path.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,9 +22,9 @@ TEMPLATES_DIR = PACKAGE_DIR / "templates"
 
 def default_theme_dir() -> Path:
     """``themes/default`` beside the package (source checkout or editable install),
-    else the copy shipped inside the package."""
+    else the copy a wheel installs as data files under ``sys.prefix``."""
     for candidate in (PACKAGE_DIR.parent / "themes" / "default",
-                      PACKAGE_DIR / "themes" / "default"):
+                      Path(sys.prefix) / "share" / "review-bundler" / "themes" / "default"):
         if (candidate / "layout.html").is_file():
             return candidate
     raise UsageError("the default theme (themes/default) is missing from this installation")
