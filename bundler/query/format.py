@@ -45,7 +45,9 @@ def to_table(result: QueryResult) -> str:
     def line(cells: list[str]) -> str:
         return "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
 
-    out = [line(headers), line(["-" * w for w in widths])]
+    rule = ["-" * (w if i < last else max(len(headers[last]), min(w, CELL)))
+            for i, w in enumerate(widths)]
+    out = [line(headers), line(rule)]
     out += [line(b) for b in body]
     n = len(result.rows)
     out.append(f"{n} row{'' if n == 1 else 's'} ({result.name})")
