@@ -191,11 +191,20 @@ def best_lineage(idx: BundleIndex, arg: str | None) -> QueryResult:
             else:
                 current.pop(a.member, None)
         pool = list(current)
-    keys = [k for k in scores if pool is None or any(m in scores[k] for m in pool)]
-    if not keys:
+    coverage: dict[tuple[str, str | None, bool], int] = {}
+    if pool is None:
+        coverage = {k: len(v) for k, v in scores.items()}
+    else:
+        keys_of: dict[str, list[tuple[str, str | None, bool]]] = {}
+        for k, v in scores.items():
+            for oid in v:
+                keys_of.setdefault(oid, []).append(k)
+        for m in pool:
+            for k in keys_of.get(m, ()):
+                coverage[k] = coverage.get(k, 0) + 1
+    if not coverage:
         return QueryResult("best-lineage", LINEAGE_COLUMNS, ())
-    key = max(keys, key=lambda k: (len(scores[k]) if pool is None
-                                   else sum(m in scores[k] for m in pool)))
+    key = max(coverage, key=lambda k: coverage[k])    # first key seen wins a tie
     table = scores[key]
     hib = key[2]
 

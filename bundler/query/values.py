@@ -34,6 +34,7 @@ from bundler.query.regex_guard import RegexRunner
 from bundler.verify.result import PayloadState
 
 MAX_PAYLOAD = 32 * 1024 * 1024
+MAX_KEY_COLUMNS = 32      # distinct key columns indexed per table
 CSV_TYPES = {"text/csv": ",", "application/csv": ",", "text/tab-separated-values": "\t"}
 REL_TOL = 1e-9
 APPROX_TOL = 0.01
@@ -63,10 +64,18 @@ class _Table:
     header: list[str]
     rows: list[list[str]]
     keys: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+    columns: dict[str, int] = field(default_factory=dict)
 
-    def key_index(self, column: int, name: str) -> dict[str, list[int]]:
+    def __post_init__(self) -> None:
+        for i, name in enumerate(self.header):
+            self.columns.setdefault(name, i)
+
+    def key_index(self, column: int, name: str) -> dict[str, list[int]] | None:
+        """Rows by key cell; ``None`` past MAX_KEY_COLUMNS indexes (bounded work)."""
         idx = self.keys.get(name)
         if idx is None:
+            if len(self.keys) >= MAX_KEY_COLUMNS:
+                return None
             idx = {}
             for i, r in enumerate(self.rows):
                 if column < len(r):
@@ -208,10 +217,14 @@ def _cell(table: _Table, fld: str) -> Resolved:
         return Resolved(UNVERIFIABLE, None,
                         f"{fld!r} is not CSV field syntax (#rows or column@key=value)")
     for name in (col, key_col):
-        if name not in table.header:
+        if name not in table.columns:
             return Resolved(NOT_FOUND, None, f"the CSV has no column {name!r}")
-    ci, ki = table.header.index(col), table.header.index(key_col)
-    hits = table.key_index(ki, key_col).get(key, [])
+    ci, ki = table.columns[col], table.columns[key_col]
+    index = table.key_index(ki, key_col)
+    if index is None:
+        return Resolved(UNVERIFIABLE, None, f"more than {MAX_KEY_COLUMNS} key columns of "
+                        "one table are bound; the rest are not recomputed")
+    hits = index.get(key, [])
     if not hits:
         return Resolved(NOT_FOUND, None, f"no row has {key_col} = {key!r}")
     if len(hits) > 1:

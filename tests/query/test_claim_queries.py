@@ -216,3 +216,14 @@ def test_inferred_support_chains_and_confidence(mini: Mini) -> None:
     assert res.rows[1].values["path"] == (
         "claim:top ← informs (inferred, 0.5, by tracer 1) ← claim:mid "
         "← supports (inferred, 0.8, by tracer 1) ← claim:base")
+
+
+def test_key_column_indexes_per_table_are_bounded(mini: Mini) -> None:
+    from bundler.query.values import MAX_KEY_COLUMNS
+
+    n = MAX_KEY_COLUMNS + 2
+    header = ",".join(f"k{i}" for i in range(n))
+    mini.ind("ind:wide", f"{header}\n" + ",".join(str(i) for i in range(n)) + "\n", "text/csv")
+    rows = _mismatch(mini, [{"evidence": "ind:wide", "field": f"k0@k{i}={i}", "value": 0}
+                            for i in range(n)])
+    assert rows == [(f"k0@k{i}={i}", 0, None, "unverifiable") for i in range(MAX_KEY_COLUMNS, n)]
