@@ -79,6 +79,7 @@ class BundleIndex:
     node_of_individual: dict[str, str] = field(default_factory=dict)
     workflow_of_node: dict[str, str] = field(default_factory=dict)      # evidence -> workflow
     archive_memberships: dict[str, list[ArchiveEvent]] = field(default_factory=dict)
+    _status_memo: dict[str, ClaimStatus] = field(default_factory=dict, repr=False)
 
     # ------------------------------------------------------------- queries
     def get(self, oid: str) -> EventBase | None:
@@ -94,7 +95,36 @@ class BundleIndex:
         return st.state if st else None
 
     def claim_status(self, claim: ClaimEvent) -> ClaimStatus:
-        """Latest verdict wins; explicit statuses on the claim itself come first."""
+        """Latest verdict wins; explicit statuses on the claim itself come first.
+
+        A claim with no verdict of its own that is ``derived_from`` an earlier
+        claim with the same text, evidence and bindings carries that claim's
+        status: a draft inheriting a checked sentence unchanged is not
+        "never verified".  Memoised, so resolving every claim is linear.
+        """
+        cached = self._status_memo.get(claim.id)
+        if cached is not None:
+            return cached
+        status = self._own_status(claim)
+        if status is ClaimStatus.UNVERIFIED:
+            parent = self.inherited_from(claim)
+            if parent is not None:
+                status = self.claim_status(parent)
+        self._status_memo[claim.id] = status
+        return status
+
+    def inherited_from(self, claim: ClaimEvent) -> ClaimEvent | None:
+        """The earlier identical claim whose verdict this one carries, if any."""
+        if claim.claim_status != "asserted" or self.fitness_by_target.get(claim.id):
+            return None
+        for d in claim.derived_from:
+            p = self.claims.get(d)
+            if p is not None and p.seq < claim.seq and p.text == claim.text \
+                    and p.evidence == claim.evidence and p.bindings == claim.bindings:
+                return p
+        return None
+
+    def _own_status(self, claim: ClaimEvent) -> ClaimStatus:
         if claim.claim_status == "retracted":
             return ClaimStatus.RETRACTED
         if claim.claim_status == "unsupported":

@@ -206,7 +206,12 @@ def _gaps(idx: BundleIndex, g: EvidenceGraph) -> list[str]:
         if not ev.bindings:
             gaps.append("No evidence binding records which field or value supports the claim.")
         if not idx.fitness_by_target.get(ev.id):
-            gaps.append("No evaluator or verifier has checked this claim.")
+            parent = idx.inherited_from(ev)
+            if parent is None:
+                gaps.append("No evaluator or verifier has checked this claim.")
+            else:
+                gaps.append(f"No evaluator checked this claim itself; it repeats {parent.id} "
+                            "unchanged and carries that claim's verdict.")
     for node in g.nodes.values():
         target = idx.get(node.id)
         if node.kind == "missing":

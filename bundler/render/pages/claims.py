@@ -81,6 +81,9 @@ def _claim(ctx: BuildContext, claim: ClaimEvent, status: ClaimStatus) -> Page:
         "claim": claim,
         "status": status,
         "status_text": STATUS_TEXT[status],
+        "inherited": (ctx.ref(parent.id, path)
+                      if (parent := idx.inherited_from(claim)) is not None
+                      and status is not ClaimStatus.UNVERIFIED else None),
         "text_html": render_markdown(claim.text),
         "fitness": fitness,
         "bindings": bindings,
