@@ -16,6 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
+from bundler.model.events import EventBase, IndividualEvent
 from bundler.render.site import BuildOptions, BuildResult, build_site
 
 REPO = Path(__file__).resolve().parents[2]
@@ -48,6 +49,16 @@ def build(bundle: Path, out: Path, *keys: str, jobs: int = 1, strict: bool = Fal
     trusted = keys or (demo_key_text(),)
     return build_site(bundle, BuildOptions(output=out, trusted_keys=tuple(trusted), jobs=jobs,
                                            strict=strict))
+
+
+def payload_owner(events: list[EventBase], *, oid: str | None = None,
+                  digest: str | None = None) -> tuple[str, str]:
+    """(id, payload digest) of the first individual with that id or that payload digest."""
+    for e in events:
+        if isinstance(e, IndividualEvent) and e.payload is not None and (
+                e.id == oid or e.payload.digest == digest):
+            return e.id, e.payload.digest
+    raise LookupError(oid or digest)
 
 
 def run_cli(*args: str | os.PathLike[str], cwd: Path | None = None,

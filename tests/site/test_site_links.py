@@ -21,6 +21,7 @@ from collections import deque
 from collections.abc import Callable
 
 import pytest
+from fixtures.hostile import HostileBundle
 from site_helpers import EXAMPLES, BuiltSite, Link, PageScan, resolve
 
 from bundler.render.urls import artifact_href, claim_href, event_page, workflow_href
@@ -48,11 +49,7 @@ def _internal_links(scans: dict[str, PageScan]) -> list[tuple[str, Link]]:
     return out
 
 
-@pytest.mark.parametrize("name", EXAMPLES)
-def test_every_internal_link_resolves(name: str, site_of: Callable[[str], BuiltSite],
-                                      scans_of: Scans) -> None:
-    built = site_of(name)
-    scans = scans_of(built)
+def _broken_links(built: BuiltSite, scans: dict[str, PageScan]) -> tuple[int, list[str]]:
     broken: list[str] = []
     checked = 0
     for page, link in _internal_links(scans):
@@ -68,8 +65,36 @@ def test_every_internal_link_resolves(name: str, site_of: Callable[[str], BuiltS
         elif fragment and path.endswith(".html") and fragment not in scans[path].ids:
             broken.append(f"{page}: <{link.tag} {link.attr}={link.value!r}> -> no "
                           f"id={fragment!r} in {path}")
+    return checked, broken
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_every_internal_link_resolves(name: str, site_of: Callable[[str], BuiltSite],
+                                      scans_of: Scans) -> None:
+    built = site_of(name)
+    checked, broken = _broken_links(built, scans_of(built))
     assert checked > 100, f"only {checked} internal links found: is the scanner broken?"
     assert not broken, f"{len(broken)} broken link(s):\n" + "\n".join(broken[:40])
+
+
+def test_hostile_ids_build_working_links(hostile: tuple[HostileBundle, BuiltSite],
+                                         scans_of: Scans) -> None:
+    """Ids with ``:``, ``@``, ``+``, ``/``, ``..`` and scheme-like prefixes still link."""
+    _, built = hostile
+    scans = scans_of(built)
+    checked, broken = _broken_links(built, scans)
+    assert checked > 100
+    assert not broken, f"{len(broken)} broken link(s):\n" + "\n".join(broken[:40])
+    seen = {"index.html"}
+    queue = deque(["index.html"])
+    while queue:
+        page = queue.popleft()
+        for link in scans[page].links:
+            target = resolve(page, link.value) if link.attr in ("href", "xlink:href") else None
+            if target and target[0] in scans and target[0] not in seen:
+                seen.add(target[0])
+                queue.append(target[0])
+    assert seen == set(scans), sorted(set(scans) - seen)
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

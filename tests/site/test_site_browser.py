@@ -1,0 +1,209 @@
+"""Example sites in headless Chromium (Debian's, DESIGN-NOTES §8), from file:// and http.
+
+Covers what only a browser can show: pages load with no console error and
+no failed or network request, search finds a claim by a word of its text,
+graph nodes are links that navigate, the dark-mode toggle persists, axe-core
+finds no serious or critical accessibility violation, and the site works
+served from a sub-path.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from browser_util import axe_serious, chromium_context, poll, watch
+from site_helpers import BuiltSite, resolve
+
+from bundler.model.events import ClaimEvent, IndividualEvent
+from bundler.render.urls import artifact_href, claim_href
+
+pytestmark = pytest.mark.browser
+SITES = ("air-quality", "closed-loop-lab")
+
+
+def _claims(built: BuiltSite) -> list[ClaimEvent]:
+    return [e for e in built.result.report.bundle.events if isinstance(e, ClaimEvent)]
+
+
+def _artifact_with_viewer(built: BuiltSite) -> IndividualEvent:
+    """An artifact whose payload is shown inline: the smallest table, if there is one
+    (axe-core needs ~10 s for a 500-row table; a small one checks the same markup)."""
+    arts = [e for e in built.result.report.bundle.events
+            if type(e) is IndividualEvent and e.payload is not None
+            and built.result.report.bundle.payloads[e.payload.digest].state.value == "verified"]
+    tables = sorted((a for a in arts if a.payload and a.payload.media_type == "text/csv"),
+                    key=lambda a: (a.payload.size if a.payload else 0, a.seq))
+    return (tables or arts)[0]
+
+
+@pytest.mark.parametrize("name", SITES)
+def test_index_and_claim_load_cleanly(name: str, site_of: Callable[[str], BuiltSite]) -> None:
+    built = site_of(name)
+    claim = claim_href(_claims(built)[0].id)
+    with chromium_context(viewport={"width": 1200, "height": 900}) as ctx:
+        page = ctx.new_page()
+        log = watch(page)
+        for rel in ("index.html", claim, artifact_href(_artifact_with_viewer(built).id)):
+            page.goto((built.site / rel).as_uri())
+            assert page.locator("main h1").count() == 1, rel
+            assert page.title().endswith(built.result.report.bundle.metadata.title), rel  # type: ignore[union-attr]
+        assert log.problems() == []
+        assert all(u.startswith(built.site.as_uri()) for u in log.requests), log.requests
+
+
+def _search_word(text: str) -> str:
+    """The longest plain word of a claim's text (distinctive enough to find it)."""
+    words: list[str] = re.findall(r"[A-Za-z]{5,}", text)
+    return max(words, key=len).lower()
+
+
+@pytest.mark.parametrize("name", SITES)
+def test_search_finds_a_claim_by_a_word(name: str, site_of: Callable[[str], BuiltSite]) -> None:
+    built = site_of(name)
+    claim = _claims(built)[0]
+    word = _search_word(claim.text)
+    with chromium_context() as ctx:
+        page = ctx.new_page()
+        log = watch(page)
+        page.goto((built.site / "artifacts" / "index.html").as_uri())
+        page.focus("#rb-search")
+        page.keyboard.type(word, delay=10)
+        want = "../" + claim_href(claim.id)
+        poll(lambda: want in [page.locator("#rb-search-results a").nth(i).get_attribute("href")
+                              for i in range(page.locator("#rb-search-results a").count())],
+             timeout=10, what=f"a result linking to {want} for {word!r}")
+        assert re.fullmatch(r"\d+ results?(, showing the first 20)?",
+                            page.inner_text("#rb-search-status"))
+        link = page.locator(f'#rb-search-results a[href="{want}"]').first
+        link.click()
+        poll(lambda: page.url.endswith("/" + claim_href(claim.id)), what="navigation")
+        assert log.problems() == []
+
+
+@pytest.mark.parametrize("name", SITES)
+def test_clicking_a_graph_node_navigates(name: str, site_of: Callable[[str], BuiltSite]) -> None:
+    built = site_of(name)
+    claim = _claims(built)[-1]
+    rel = claim_href(claim.id)
+    with chromium_context(viewport={"width": 1400, "height": 1000}) as ctx:
+        page = ctx.new_page()
+        log = watch(page)
+        page.goto((built.site / rel).as_uri())
+        nodes = page.locator("svg.rb-graph a")
+        assert nodes.count() >= 2
+        target = None
+        for i in range(nodes.count()):
+            href = nodes.nth(i).get_attribute("xlink:href") or nodes.nth(i).get_attribute("href")
+            resolved = resolve(rel, href or "")
+            if resolved and resolved[0] != rel:
+                target = (i, resolved[0])
+                break
+        assert target is not None, "no graph node links to another page"
+        nodes.nth(target[0]).click()
+        poll(lambda: page.url.split("#")[0].endswith("/" + target[1]), what=f"-> {target[1]}")
+        assert page.locator("main h1").count() == 1
+        assert log.problems() == []
+
+
+def test_dark_mode_toggle_persists(site_of: Callable[[str], BuiltSite]) -> None:
+    built = site_of("air-quality")
+    with chromium_context(color_scheme="light") as ctx:
+        page = ctx.new_page()
+        log = watch(page)
+        page.goto((built.site / "index.html").as_uri())
+        assert page.get_attribute("html", "data-theme") is None
+        light_bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        page.click("#rb-theme-toggle")
+        assert page.get_attribute("html", "data-theme") == "dark"
+        assert page.get_attribute("#rb-theme-toggle", "aria-pressed") == "true"
+        dark_bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert dark_bg != light_bg
+        # persists on reload and on another page of the site
+        page.reload()
+        assert page.get_attribute("html", "data-theme") == "dark"
+        page.goto((built.site / claim_href(_claims(built)[0].id)).as_uri())
+        assert page.get_attribute("html", "data-theme") == "dark"
+        assert page.evaluate("getComputedStyle(document.body).backgroundColor") == dark_bg
+        page.click("#rb-theme-toggle")
+        page.reload()
+        assert page.get_attribute("html", "data-theme") == "light"
+        assert log.problems() == []
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("name", SITES)
+def test_axe_no_serious_violations(name: str, scheme: str,
+                                   site_of: Callable[[str], BuiltSite]) -> None:
+    built = site_of(name)
+    pages = ["index.html", claim_href(_claims(built)[0].id),
+             artifact_href(_artifact_with_viewer(built).id), "integrity.html",
+             "workflow/index.html"]
+    found: list[str] = []
+    with chromium_context(color_scheme=scheme, viewport={"width": 1200, "height": 900}) as ctx:
+        page = ctx.new_page()
+        log = watch(page)
+        for rel in pages:
+            page.goto((built.site / rel).as_uri())
+            found += [f"{rel}: {v}" for v in axe_serious(page)]
+        assert log.problems() == []
+    assert not found, "\n".join(found)
+
+
+@contextmanager
+def _serve(folder: Path) -> Iterator[str]:
+    """Serve ``folder`` on 127.0.0.1 (a free port) for the duration of the block."""
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1},
+                              daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(timeout=5)
+
+
+def test_served_from_a_sub_path(site_of: Callable[[str], BuiltSite], tmp_path: Path) -> None:
+    built = site_of("closed-loop-lab")
+    served = tmp_path / "www"
+    shutil.copytree(built.site, served / "some" / "sub" / "path")
+    claim = claim_href(_claims(built)[0].id)
+    with _serve(served) as origin, chromium_context() as ctx:
+        base = f"{origin}/some/sub/path/"
+        page = ctx.new_page()
+        log = watch(page)
+        statuses: list[tuple[str, int]] = []
+        page.on("response", lambda r: statuses.append((r.url, r.status)))
+        for rel in ("index.html", claim):
+            page.goto(base + rel)
+            assert page.locator("main h1").count() == 1
+        page.focus("#rb-search")
+        page.keyboard.type("xrd", delay=10)
+        poll(lambda: page.locator("#rb-search-results a").count() > 0, timeout=10,
+             what="search results over http")
+        # Chromium asks the origin for /favicon.ico on its own (the layout declares no
+        # icon); that request is the browser's, outside the site's folder.
+        favicon = f"{origin}/favicon.ico"
+        statuses = [(u, s) for u, s in statuses if u != favicon]
+        errors = [e for e in log.console_errors if not e.endswith("@ " + favicon)]
+        assert errors == [] and log.page_errors == [] and log.failed_requests == []
+        bad = [(u, s) for u, s in statuses if s != 200 or not u.startswith(base)]
+        assert not bad, bad
+        loaded = {u.removeprefix(base) for u, _ in statuses}
+        assert {"assets/site.css", "assets/site.js", "assets/theme-init.js",
+                "search/docs.js", "assets/vendor/minisearch.min.js"} <= loaded
