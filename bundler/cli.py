@@ -222,6 +222,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return EXIT_OK
+    except Exception as exc:  # a bug in review-bundler, never in the input
+        if os.environ.get("REVIEW_BUNDLER_DEBUG"):
+            raise
+        print(f"review-bundler: internal error [RB900]: {type(exc).__name__}: {exc}\n"
+              "This is a bug in review-bundler, not in your bundle. Set "
+              "REVIEW_BUNDLER_DEBUG=1 for the traceback and please report it.",
+              file=sys.stderr)
+        return EXIT_INVALID
 
 
 __all__ = ["EXIT_INVALID", "EXIT_OK", "EXIT_USAGE", "main"]

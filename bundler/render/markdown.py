@@ -7,8 +7,10 @@ CommonMark with raw HTML switched off, plus a token pass that:
   ``<img>`` pointing elsewhere is a tracking beacon and the site promises to
   make no network request (§4); only inline ``data:image/png|gif|jpeg|webp``
   images survive;
-* marks external links ``rel="noopener noreferrer nofollow"`` and turns any
-  other link that is not an obviously harmless relative path into text;
+* marks external links ``rel="noopener noreferrer nofollow"`` and turns every
+  other link into text: relative paths point into the agent's workspace,
+  which the site does not contain, so they are shown (in parentheses) rather
+  than left as dead links;
 * demotes headings by two levels, so agent prose can never compete with the
   page's own ``<h1>``/``<h2>`` outline.
 
@@ -70,7 +72,7 @@ def _image_tokens(img: Token, inside_link: bool) -> list[Token]:
     """An image the page must not load, turned into its alt text plus a link."""
     src = str(img.attrs.get("src", ""))
     alt = _plain_text(img.children).strip() or "image"
-    if inside_link or classify_href(src) == "unsafe":
+    if inside_link or classify_href(src) != "external":
         return [_text(f"[image: {alt}]")]
     link = Token("link_open", "a", 1)
     link.attrSet("href", src)
@@ -83,17 +85,21 @@ def _image_tokens(img: Token, inside_link: bool) -> list[Token]:
 
 def _rewrite_inline(children: list[Token]) -> list[Token]:
     out: list[Token] = []
-    dropped: list[bool] = []  # one entry per open link: was its <a> removed?
+    dropped: list[str | None] = []  # per open link: None if kept, else text to append
     for tok in children:
         if tok.type == "link_open":
-            kind = classify_href(str(tok.attrs.get("href", "")))
-            dropped.append(kind == "unsafe")
-            if kind == "unsafe":
+            href = str(tok.attrs.get("href", ""))
+            kind = classify_href(href)
+            if kind != "external":
+                dropped.append(f" ({href})" if kind == "relative" else "")
                 continue
-            if kind == "external":
-                tok.attrSet("rel", EXTERNAL_REL)
+            dropped.append(None)
+            tok.attrSet("rel", EXTERNAL_REL)
         elif tok.type == "link_close":
-            if dropped and dropped.pop():
+            suffix = dropped.pop() if dropped else None
+            if suffix is not None:
+                if suffix:
+                    out.append(_text(suffix))
                 continue
         elif tok.type == "image":
             src = str(tok.attrs.get("src", ""))

@@ -11,7 +11,7 @@ import re
 from html.parser import HTMLParser
 
 import pytest
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from bundler.render.markdown import EXTERNAL_REL, classify_href, render_markdown
 
@@ -114,9 +114,11 @@ def test_external_links_get_rel(link: str, href: str) -> None:
 
 
 @pytest.mark.parametrize("href", ["claims/c-1.html", "#section-2", "report.md", "a/b/c.txt?x=1"])
-def test_safe_relative_links_are_kept_without_rel(href: str) -> None:
-    anchors = assert_inert(str(render_markdown(f"[x]({href})"))).named("a")
-    assert anchors == [{"href": href}]
+def test_relative_links_become_text_with_their_target(href: str) -> None:
+    """Relative paths point into the agent's workspace, not the site: no dead links."""
+    html = str(render_markdown(f"[x]({href})"))
+    assert assert_inert(html).named("a") == []
+    assert f"x ({escape(href)})" in html
 
 
 def test_classify_href() -> None:

@@ -198,10 +198,6 @@ def test_graph_nodes_link_to_pages(name: str, site_of: Callable[[str], BuiltSite
             assert t is not None and (built.site / t[0]).is_file(), (page, t)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "known bug in bundler/render/markdown.py (not owned here): relative links and images "
-    "in agent Markdown (e.g. ![..](hourly_profile.svg)) are kept as links into the agent's "
-    "workspace and dangle in the site; they should become text or resolve to the artifact"))
 def test_markdown_relative_links(site_of: Callable[[str], BuiltSite], scans_of: Scans) -> None:
     dangling = []
     for name in EXAMPLES:

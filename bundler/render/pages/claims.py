@@ -51,6 +51,11 @@ def _edge_view(edge: GEdge | None) -> dict[str, Any] | None:
             "by": edge.by}
 
 
+def _rationale(ctx: BuildContext, edge_id: str | None) -> str:
+    ev = ctx.idx.get(edge_id) if edge_id else None
+    return str(getattr(ev, "rationale", "") or "")
+
+
 def _claim(ctx: BuildContext, claim: ClaimEvent, status: ClaimStatus) -> Page:
     idx = ctx.idx
     path = claim_href(claim.id)
@@ -93,7 +98,8 @@ def _claim(ctx: BuildContext, claim: ClaimEvent, status: ClaimStatus) -> Page:
         "graph_truncated": g.truncated,
         "gaps": g.gaps,
         "inferred": [{"src": ctx.ref(e.src, path), "dst": ctx.ref(e.dst, path),
-                      "relation": e.relation, "by": e.by, "confidence": e.confidence}
+                      "relation": e.relation, "by": e.by, "confidence": e.confidence,
+                      "rationale": _rationale(ctx, e.edge_id)}
                      for e in inferred],
         "only_inferred": g.only_inferred,
         "earlier": ctx.refs(earlier, path),
