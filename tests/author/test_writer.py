@@ -254,3 +254,28 @@ def test_reopen_after_a_clean_crash_resumes_the_log(tmp_path: Path) -> None:
     report = verify(path, pin=KEY)
     assert codes(report) == set()
     assert report.signed_prefix == 7
+
+
+def test_incremental_manifest_bytes_equal_the_model_dump(tmp_path: Path) -> None:
+    """The writer caches per-entry JSON; the file must equal a plain dump of the model."""
+    import json as _json
+
+    from bundler.model.metadata import Manifest
+
+    signer = make_signer()
+    with BundleWriter.create(tmp_path / "b", title="m", signer=signer, checkpoint_every=2,
+                             origin="test/manifest", created="2026-01-01T00:00:00Z") as w:
+        w.append("run", id="r", title="r", stream="s")
+        w.append("stream", id="s", run="r", kind="agent", name="s")
+        refs = [w.put_payload(f"payload {i} é".encode(), "text/plain", f"p{i}.txt")
+                for i in range(5)]
+        for i, ref in enumerate(refs):
+            w.append("individual", id=f"i{i}", run="r", stream="s", kind="table", name="n",
+                     payload=ref)
+        w.redact(refs[2].digest, reason="r", authority="a", run="r", stream="s")
+    text = (tmp_path / "b" / "manifest.json").read_text("utf-8")
+    model = Manifest.model_validate_json(text)
+    expected = _json.dumps(model.model_dump(mode="json"), indent=2, sort_keys=True,
+                           ensure_ascii=False) + "\n"
+    assert text == expected
+    assert [e.state for e in model.payloads].count("redacted") == 1
