@@ -132,6 +132,37 @@ def cmd_verify_proof(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_prove(args: argparse.Namespace) -> int:
+    """Print the tlog-proof@v1 of any event against the latest signed checkpoint."""
+    from contextlib import ExitStack
+
+    from bundler.render.proofs import claim_proofs
+    from bundler.verify import VerifyOptions, verify_bundle
+
+    with ExitStack() as stack:
+        report = verify_bundle(args.bundle, VerifyOptions(
+            trusted_keys=_read_trust_keys(args.trust_key)), stack=stack)
+        bundle = report.bundle
+        if args.id is not None:
+            seq = next((e.seq for e in bundle.events if e.id == args.id), None)
+            if seq is None:
+                raise UsageError(f"no event with id {args.id!r} in {args.bundle}")
+        else:
+            seq = args.seq
+        if seq not in bundle.event_lines:
+            raise UsageError(f"no valid event with seq {seq} in {args.bundle}")
+        proof = claim_proofs(bundle, [seq]).get(seq)
+        if proof is None:
+            print(f"review-bundler: no signed checkpoint with a matching root covers seq {seq}",
+                  file=sys.stderr)
+            return EXIT_INVALID
+        sys.stdout.write(proof)
+    if not report.valid:
+        print("review-bundler: warning: the bundle has verification errors; run validate",
+              file=sys.stderr)
+    return EXIT_OK
+
+
 def cmd_schema(args: argparse.Namespace) -> int:
     from bundler.schema import schema_json
 
@@ -181,6 +212,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--trust-key", action="append", default=[], metavar="KEY", required=True,
                    help="the signer's verification key (text or file); repeatable")
     p.set_defaults(func=cmd_verify_proof)
+
+    p = sub.add_parser("prove", help="print the tlog-proof@v1 inclusion proof of one event")
+    p.add_argument("bundle")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--seq", type=int, help="the event's seq")
+    which.add_argument("--id", help="the event's object id")
+    p.add_argument("--trust-key", action="append", default=[], metavar="KEY",
+                   help="pin a verification key (text or file); repeatable")
+    p.set_defaults(func=cmd_prove)
 
     p = sub.add_parser("schema", help="print the JSON Schema of the event format")
     p.set_defaults(func=cmd_schema)
