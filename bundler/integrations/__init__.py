@@ -1,0 +1,1 @@
+"""Optional integrations with other tools (imported only by those tools)."""
