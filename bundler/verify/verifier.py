@@ -37,6 +37,7 @@ from bundler.load.source import BundleSource, open_bundle
 from bundler.model.events import FORMAT_VERSION, IndividualEvent, RedactionEvent, parse_time
 from bundler.model.metadata import BundleMetadata, Manifest
 from bundler.verify.checkpoints import KeyRing, declared_keys, read_checkpoints, settle_checkpoints
+from bundler.verify.compact import Compactor
 from bundler.verify.invariants import InvariantChecker
 from bundler.verify.payloads import PayloadLedger, check_payloads
 from bundler.verify.result import LoadedBundle, VerificationReport
@@ -161,6 +162,7 @@ def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: L
     seqs = _SeqTracker()
     last_time: tuple[datetime, str] | None = None
     progress = opts.progress
+    compact = Compactor() if opts.keep_events else None
     for raw in iter_event_lines(path, sink, layout.EVENTS, opts.limits):
         bundle.line_count = raw.line_no
         h = leaf_hash(raw.data)
@@ -192,8 +194,8 @@ def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: L
                     ledger.commit(ev.payload, ev.seq)
                 elif isinstance(ev, RedactionEvent):
                     ledger.redact(ev)
-                if opts.keep_events:
-                    bundle.events.append(ev)
+                if compact is not None:
+                    bundle.events.append(compact(ev))
         prev_hex = h.hex()
         if progress is not None and raw.line_no % 10_000 == 0:
             progress("verify", raw.line_no)
