@@ -4,7 +4,9 @@ Determinism rules for every generator:
 * timestamps come from :class:`FixedClock`, never from the wall clock;
 * random numbers come from ``random.Random(<fixed seed>)``;
 * no dict/set iteration order leaks into bytes without sorting;
-* plots are written by hand-built SVG or PNG code (no matplotlib metadata).
+* plots are written by hand-built SVG or PNG code (no matplotlib metadata);
+* payload sources (scripts, libraries, tests) live as data files under
+  ``sources/<bundle>/`` and are read as bytes, never re-encoded.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ HERE = Path(__file__).resolve().parent
 EXAMPLES = HERE.parent
 DEMO_KEY_FILE = EXAMPLES / "DEMO-KEY-NOT-SECRET.key"
 DEMO_PUB_FILE = EXAMPLES / "demo-key.pub"
+SOURCES = HERE / "sources"
 
 
 def demo_signer() -> SignerKey:
@@ -64,3 +67,17 @@ def fresh_writer(name: str, *, title: str, description: str, start: str,
         origin=f"example.invalid/review-bundler/{name}", created=start,
         checkpoint_every=checkpoint_every, clock=clock, generator="review-bundler examples")
     return writer, clock
+
+
+def source_bytes(bundle: str, name: str) -> bytes:
+    """The exact bytes of ``sources/<bundle>/<name>.txt``.
+
+    Those files are payloads (the code an agent wrote or ran), not modules of
+    this project: the ``.txt`` suffix keeps ruff, mypy and pytest off them,
+    since changing a byte to please a linter would change a committed bundle.
+    """
+    return (SOURCES / bundle / f"{name}.txt").read_bytes()
+
+
+def source_text(bundle: str, name: str) -> str:
+    return source_bytes(bundle, name).decode("utf-8")

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bundler.author import BundleWriter
-from example_bundles.make.common import fresh_writer
+from example_bundles.make.common import fresh_writer, source_text
 
 NAME = "evolutionary-search"
 START = "2026-03-09T14:00:00Z"
@@ -151,24 +151,13 @@ def crossover(rng: random.Random, a: Tree, b: Tree) -> tuple[Tree, str]:
 
 
 # --------------------------------------------------------------------- benchmark
-BENCHMARK_SRC = '''\
-"""sr-bench 1.0.0: RMSE of a candidate f(x) against 0.5*x**3 - 2*x + 1."""
-
-import math
-
-
-def rmse(candidate_source, xs):
-    namespace = {}
-    exec(compile(candidate_source, "candidate.py", "exec"), namespace)
-    f = namespace["f"]
-    err = [(f(x) - (0.5 * x ** 3 - 2 * x + 1)) ** 2 for x in xs]
-    return round(math.sqrt(sum(err) / len(err)), 6)
-'''
+#: sr-bench: the evaluator every fitness record names; shipped as ``benchmark.py``.
+BENCHMARK_SRC = source_text(NAME, "benchmark.py")
 
 
 def benchmark() -> Any:
     namespace: dict[str, Any] = {}
-    exec(compile(BENCHMARK_SRC, "benchmark.py", "exec"), namespace)  # our own constant
+    exec(compile(BENCHMARK_SRC, "benchmark.py", "exec"), namespace)  # our own source file
     return namespace["rmse"]
 
 

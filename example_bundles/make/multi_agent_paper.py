@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from example_bundles.make.air_quality import Recorder, Scalar, run_script, shell_transcript
-from example_bundles.make.common import FixedClock, fresh_writer
+from example_bundles.make.common import FixedClock, fresh_writer, source_bytes
 
 NAME = "multi-agent-paper"
 RUN = "run:team-mcpi-2026-05-06"
@@ -63,106 +63,8 @@ Every number must come from a table the team produced.
 """
 
 # ---------------------------------------------------------------- the code
-SCRIPT = r'''"""Monte Carlo estimate of pi: how the error shrinks with the sample size.
-
-Usage: python mc_pi.py out/
-
-For every n in SIZES and seed in SEEDS, draw n points uniformly in the unit
-square and estimate pi as 4 x (share of points inside the quarter circle).
-Writes results.csv (one row per run), summary.csv (one row per n), fit.json
-(least-squares fit of log10 mean |error| on log10 n) and error.svg.
-"""
-
-import csv
-import json
-import math
-import random
-import statistics
-import sys
-from pathlib import Path
-
-SIZES = [100, 1000, 10000, 100000]
-SEEDS = range(1, 11)
-
-
-def estimate(n, seed):
-    rng = random.Random(seed * 1_000_003 + n)
-    inside = 0
-    for _ in range(n):
-        x, y = rng.random(), rng.random()
-        if x * x + y * y <= 1.0:
-            inside += 1
-    return 4 * inside / n
-
-
-def write_csv(path, header, rows):
-    with open(path, "w", newline="", encoding="utf-8") as fh:
-        writer = csv.writer(fh, lineterminator="\n")
-        writer.writerow(header)
-        writer.writerows(rows)
-
-
-def plot(summary, path):
-    """log-log plot of mean |error| (dots) and the binomial standard error (line)."""
-    def x(n):
-        return 60 + 120 * (math.log10(n) - 2)
-
-    def y(err):
-        return 40 + 90 * (-0.7 - math.log10(err))
-
-    dots = "".join(f'<circle cx="{x(n):.1f}" cy="{y(mae):.1f}" r="4" fill="#d62728"/>'
-                   for n, _, mae, *_ in summary)
-    line = " ".join(f"{x(n):.1f},{y(se):.1f}" for n, *_, se, _ in summary)
-    ticks = "".join(f'<text x="{x(n):.1f}" y="262" text-anchor="middle">{n:,}</text>'
-                    for n in SIZES)
-    path.write_text(
-        '<svg xmlns="http://www.w3.org/2000/svg" width="480" height="290" '
-        'font-family="sans-serif" font-size="12"><title>Mean absolute error against n '
-        '(log-log)</title><rect width="480" height="290" fill="#fff"/>'
-        f'<polyline fill="none" stroke="#1f77b4" stroke-width="2" points="{line}"/>'
-        f"{dots}{ticks}"
-        '<text x="240" y="282" text-anchor="middle">samples n (log scale)</text>'
-        '<text x="60" y="20">red: mean |estimate - pi| over seeds; blue: binomial SE</text>'
-        "</svg>\n", encoding="utf-8")
-
-
-def main(out_dir):
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    runs = [(n, seed, estimate(n, seed)) for n in SIZES for seed in SEEDS]
-    write_csv(out / "results.csv", ["n", "seed", "estimate", "abs_error"],
-              [[n, s, f"{e:.6f}", f"{abs(e - math.pi):.6f}"] for n, s, e in runs])
-    summary = []
-    for n in SIZES:
-        estimates = [e for m, _, e in runs if m == n]
-        mean = statistics.fmean(estimates)
-        mae = statistics.fmean(abs(e - math.pi) for e in estimates)
-        sd = statistics.stdev(estimates)
-        se = 4 * math.sqrt(math.pi / 4 * (1 - math.pi / 4) / n)
-        bias_t = (mean - math.pi) / (sd / math.sqrt(len(estimates)))
-        summary.append((n, mean, mae, sd, se, bias_t))
-    write_csv(out / "summary.csv",
-              ["n", "mean_estimate", "mean_abs_error", "sd", "binomial_se", "bias_t"],
-              [[n, f"{m:.6f}", f"{a:.6f}", f"{s:.6f}", f"{se:.6f}", f"{t:.2f}"]
-               for n, m, a, s, se, t in summary])
-    xs = [math.log10(row[0]) for row in summary]
-    ys = [math.log10(row[2]) for row in summary]
-    slope, intercept = statistics.linear_regression(xs, ys)
-    fit = {"model": "log10(mean_abs_error) = slope * log10(n) + intercept",
-           "slope": round(slope, 3), "intercept": round(intercept, 3),
-           "r2": round(statistics.correlation(xs, ys) ** 2, 3),
-           "sizes": SIZES, "seeds": len(SEEDS)}
-    (out / "fit.json").write_text(json.dumps(fit, indent=2) + "\n", encoding="utf-8")
-    plot(summary, out / "error.svg")
-    print("n        mean_est   mean_abs_err  binomial_se  bias_t")
-    for n, m, a, s, se, t in summary:
-        print(f"{n:<8d} {m:.6f}   {a:.6f}      {se:.6f}     {t:+.2f}")
-    print(f"fit: slope {fit['slope']} intercept {fit['intercept']} r2 {fit['r2']}")
-
-
-if __name__ == "__main__":
-    main(sys.argv[1])
-'''
+#: The coder's simulation, stored and run exactly as written.
+SCRIPT = source_bytes(NAME, "mc_pi.py")
 
 
 # ---------------------------------------------------------------- team bus
@@ -298,7 +200,7 @@ def record_session(a: Recorder, clock: FixedClock) -> None:
     wf_plan = a.phase("wf:plan", "plan", "Delegation plan", [n["task"], n["doc:plan"]])
     a.edge("frames", wf_context, wf_plan)
 
-    script = SCRIPT.encode()
+    script = SCRIPT
     r_code = bus.post("coder", "pi", "artifact", "mc_pi.py attached (stdlib only).",
                       "file_write", attachment={"name": "mc_pi.py", "bytes": len(script)})
     w.append("operator", id="op:code", run=RUN, stream="coder", op="synthesize",

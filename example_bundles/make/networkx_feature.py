@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from example_bundles.make.air_quality import Recorder, Scalar, run_script, shell_transcript
-from example_bundles.make.common import FixedClock, fresh_writer
+from example_bundles.make.common import FixedClock, fresh_writer, source_text
 
 NAME = "networkx-feature"
 RUN = "run:nx-through-2026-04-14"
@@ -62,244 +62,14 @@ really run; only pytest's elapsed time and the scratch path are normalised.
 """
 
 # ------------------------------------------------------ the code under change
-FILES: dict[str, str] = {}
-FILES["minnx/__init__.py"] = '''\
-"""minnx: a small graph library with NetworkX's names and module layout."""
+#: The checkout before the session, as stored under ``sources/networkx-feature/repo/``.
+FILES: dict[str, str] = {path: source_text(NAME, f"repo/{path}") for path in (
+    "minnx/__init__.py", "minnx/exception.py", "minnx/classes.py",
+    "minnx/shortest_paths/__init__.py", GENERIC, "minnx/shortest_paths/tests/__init__.py",
+    TEST_FILE, DOC)}
 
-from minnx.classes import DiGraph, Graph, path_graph
-from minnx.exception import NetworkXError, NetworkXException, NetworkXNoPath, NodeNotFound
-from minnx.shortest_paths import *  # noqa: F403
-'''
-FILES["minnx/exception.py"] = '''\
-"""Exception names and hierarchy follow networkx.exception."""
-
-
-class NetworkXException(Exception):
-    """Base class for exceptions in minnx."""
-
-
-class NetworkXError(NetworkXException):
-    """A serious error, e.g. an invalid argument."""
-
-
-class NodeNotFound(NetworkXException):
-    """A requested node is not in the graph."""
-
-
-class NetworkXNoPath(NetworkXException):
-    """No path exists between the requested nodes."""
-'''
-FILES["minnx/classes.py"] = '''\
-"""Graph and DiGraph: adjacency dicts, edge data dicts, insertion order kept."""
-
-
-class Graph:
-    directed = False
-
-    def __init__(self):
-        self.adj = {}
-
-    def add_node(self, n):
-        self.adj.setdefault(n, {})
-
-    def add_nodes_from(self, nodes):
-        for n in nodes:
-            self.add_node(n)
-
-    def add_edge(self, u, v, **attr):
-        self.add_node(u)
-        self.add_node(v)
-        data = self.adj[u].get(v, {})
-        data.update(attr)
-        self.adj[u][v] = data
-        if not self.directed:
-            self.adj[v][u] = data
-
-    def add_edges_from(self, edges):
-        for u, v in edges:
-            self.add_edge(u, v)
-
-    def add_weighted_edges_from(self, edges, weight="weight"):
-        for u, v, w in edges:
-            self.add_edge(u, v, **{weight: w})
-
-    def is_directed(self):
-        return self.directed
-
-    def __contains__(self, n):
-        try:
-            return n in self.adj
-        except TypeError:
-            return False
-
-    def __iter__(self):
-        return iter(self.adj)
-
-    def __len__(self):
-        return len(self.adj)
-
-
-class DiGraph(Graph):
-    directed = True
-
-
-def path_graph(n, create_using=None):
-    G = (create_using or Graph)()
-    G.add_nodes_from(range(n))
-    G.add_edges_from(zip(range(n - 1), range(1, n)))
-    return G
-'''
-FILES["minnx/shortest_paths/__init__.py"] = '''\
-from minnx.shortest_paths.generic import *  # noqa: F403
-'''
-FILES["minnx/shortest_paths/generic.py"] = '''\
-"""Shortest paths in unweighted (breadth-first) and weighted (Dijkstra) graphs."""
-
-import heapq
-from collections import deque
-
-from minnx.exception import NetworkXNoPath, NodeNotFound
-
-__all__ = ["has_path", "shortest_path", "shortest_path_length"]
-
-
-def shortest_path(G, source, target, weight=None):
-    """Return a list of nodes in a shortest path from ``source`` to ``target``.
-
-    ``weight`` is None for hop counts, else the edge attribute holding the
-    edge length (edges without it count 1).
-
-    Raises NodeNotFound if ``source`` or ``target`` is not in ``G`` and
-    NetworkXNoPath if ``target`` cannot be reached from ``source``.
-    """
-    if source not in G:
-        raise NodeNotFound(f"Source {source} is not in G")
-    if target not in G:
-        raise NodeNotFound(f"Target {target} is not in G")
-    if weight is None:
-        pred = _bfs(G, source, target)
-    else:
-        pred = _dijkstra(G, source, target, weight)
-    if target not in pred:
-        raise NetworkXNoPath(f"No path between {source} and {target}.")
-    path = [target]
-    while path[-1] != source:
-        path.append(pred[path[-1]])
-    return path[::-1]
-
-
-def shortest_path_length(G, source, target, weight=None):
-    path = shortest_path(G, source, target, weight)
-    if weight is None:
-        return len(path) - 1
-    return sum(G.adj[u][v].get(weight, 1) for u, v in zip(path, path[1:]))
-
-
-def has_path(G, source, target):
-    try:
-        shortest_path(G, source, target)
-    except NetworkXNoPath:
-        return False
-    return True
-
-
-def _bfs(G, source, target):
-    pred = {source: None}
-    queue = deque([source])
-    while queue and target not in pred:
-        u = queue.popleft()
-        for v in G.adj[u]:
-            if v not in pred:
-                pred[v] = u
-                queue.append(v)
-    return pred
-
-
-def _dijkstra(G, source, target, weight):
-    dist, pred, done = {source: 0}, {source: None}, set()
-    heap, count = [(0, 0, source)], 1
-    while heap:
-        d, _, u = heapq.heappop(heap)
-        if u in done:
-            continue
-        done.add(u)
-        if u == target:
-            break
-        for v, data in G.adj[u].items():
-            nd = d + data.get(weight, 1)
-            if v not in dist or nd < dist[v]:
-                dist[v], pred[v] = nd, u
-                heapq.heappush(heap, (nd, count, v))
-                count += 1
-    return {n: p for n, p in pred.items() if n in done}
-'''
-FILES["minnx/shortest_paths/tests/__init__.py"] = ""
-FILES["minnx/shortest_paths/tests/test_generic.py"] = '''\
-import pytest
-
-import minnx as nx
-
-
-def _triangle_with_tail():
-    G = nx.Graph()
-    G.add_weighted_edges_from([("a", "b", 1), ("b", "c", 1), ("a", "c", 5), ("c", "d", 2)])
-    return G
-
-
-def test_shortest_path_unweighted():
-    assert nx.shortest_path(_triangle_with_tail(), "a", "d") == ["a", "c", "d"]
-
-
-def test_shortest_path_weighted():
-    G = _triangle_with_tail()
-    assert nx.shortest_path(G, "a", "d", weight="weight") == ["a", "b", "c", "d"]
-    assert nx.shortest_path_length(G, "a", "d", weight="weight") == 4
-
-
-def test_missing_source_raises_node_not_found():
-    with pytest.raises(nx.NodeNotFound, match="Source z is not in G"):
-        nx.shortest_path(_triangle_with_tail(), "z", "a")
-
-
-def test_unreachable_target_raises_no_path():
-    G = _triangle_with_tail()
-    G.add_node("island")
-    with pytest.raises(nx.NetworkXNoPath):
-        nx.shortest_path(G, "a", "island")
-    assert not nx.has_path(G, "a", "island")
-'''
-FILES["doc/reference/shortest_paths.rst"] = '''\
-Shortest Paths
-==============
-
-.. automodule:: minnx.shortest_paths.generic
-.. autosummary::
-   :toctree: generated/
-
-   has_path
-   shortest_path
-   shortest_path_length
-'''
-
-IMPL = '''
-
-def shortest_path_through(G, source, target, through, weight=None):
-    """Return a shortest path from ``source`` to ``target`` visiting ``through`` in order.
-
-    Each consecutive pair of ``[source, *through, target]`` is joined with
-    :func:`shortest_path` (so ``weight`` means the same as there) and the
-    segments are concatenated without repeating the node they share.  The
-    result is a walk: it may pass through a node more than once when the
-    required order forces it.  An empty ``through`` gives ``shortest_path``.
-
-    Raises NodeNotFound or NetworkXNoPath as :func:`shortest_path` does.
-    """
-    stops = [source, *through, target]
-    path = [source]
-    for u, v in zip(stops, stops[1:]):
-        path.extend(shortest_path(G, u, v, weight=weight)[1:])
-    return path
-'''
+#: The function the implementation patch inserts before ``has_path``.
+IMPL = "\n\n" + source_text(NAME, "patches/shortest_path_through.py")
 
 GUARD_OLD = '''    stops = [source, *through, target]
 '''
@@ -311,69 +81,8 @@ GUARD_NEW = '''    through = list(through)
     stops = [source, *through, target]
 '''
 
-TESTS = '''
-
-def _city():
-    G = nx.Graph()
-    G.add_weighted_edges_from([("a", "b", 1), ("b", "c", 1), ("c", "d", 1), ("a", "e", 5),
-                               ("e", "d", 1), ("b", "e", 1)])
-    return G
-
-
-def test_through_unweighted():
-    assert nx.shortest_path_through(_city(), "a", "d", ["e"]) == ["a", "e", "d"]
-
-
-def test_through_weighted():
-    G = _city()
-    assert nx.shortest_path_through(G, "a", "d", ["e"], weight="weight") == ["a", "b", "e", "d"]
-
-
-def test_through_visits_in_order():
-    path = nx.shortest_path_through(_city(), "a", "a", ["d", "b"])
-    assert path == ["a", "e", "d", "c", "b", "a"]
-    assert path.index("d") < path.index("b")
-
-
-def test_through_no_repeated_boundary_nodes():
-    G = _city()
-    stops = ["a", "c", "e", "d"]
-    path = nx.shortest_path_through(G, "a", "d", ["c", "e"], weight="weight")
-    assert all(u != v for u, v in zip(path, path[1:]))
-    segments = [nx.shortest_path(G, u, v, weight="weight") for u, v in zip(stops, stops[1:])]
-    assert len(path) == sum(len(s) - 1 for s in segments) + 1
-
-
-def test_through_empty_is_shortest_path():
-    G = _city()
-    for weight in (None, "weight"):
-        assert nx.shortest_path_through(G, "a", "d", [], weight=weight) == \\
-            nx.shortest_path(G, "a", "d", weight=weight)
-
-
-def test_through_directed_respects_edge_direction():
-    G = nx.path_graph(4, create_using=nx.DiGraph)
-    assert nx.shortest_path_through(G, 0, 3, [2]) == [0, 1, 2, 3]
-    with pytest.raises(nx.NetworkXNoPath):
-        nx.shortest_path_through(G, 0, 3, [2, 1])
-
-
-def test_through_missing_intermediate_raises_node_not_found():
-    with pytest.raises(nx.NodeNotFound, match="Intermediate node z is not in G"):
-        nx.shortest_path_through(_city(), "a", "d", ["b", "z"])
-
-
-def test_through_missing_target_raises_node_not_found():
-    with pytest.raises(nx.NodeNotFound, match="Target z is not in G"):
-        nx.shortest_path_through(_city(), "a", "z", ["b"])
-
-
-def test_through_unreachable_intermediate_raises_no_path():
-    G = _city()
-    G.add_node("island")
-    with pytest.raises(nx.NetworkXNoPath, match="No path between a and island"):
-        nx.shortest_path_through(G, "a", "d", ["island"])
-'''
+#: The regression tests the test patch appends to TEST_FILE.
+TESTS = "\n\n" + source_text(NAME, "patches/test_through.py")
 
 
 # ----------------------------------------------------------------- repository
@@ -438,15 +147,8 @@ def head(files: dict[str, str], path: str, last: int) -> str:
     return "".join(files[path].splitlines(keepends=True)[:last])
 
 
-PROBE = """\
-import minnx as nx
-G = nx.path_graph(4)
-for call in ("nx.shortest_path(G, 0, 9)", "nx.shortest_path_through(G, 0, 3, [9])"):
-    try:
-        eval(call)
-    except nx.NodeNotFound as exc:
-        print(f"{call} -> NodeNotFound: {exc}")
-"""
+#: Shows which error a missing waypoint raises before the guard patch.
+PROBE = source_text(NAME, "probe_missing_nodes.py")
 
 
 def run_pytest(files: dict[str, str]) -> tuple[int, str]:

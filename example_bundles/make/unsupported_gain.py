@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from example_bundles.make.common import EXAMPLES, fresh_writer
+from example_bundles.make.common import EXAMPLES, fresh_writer, source_text
 from example_bundles.make.zipped import write_zip
 
 NAME = "unsupported-gain"
@@ -38,72 +38,12 @@ CHECKER = {"name": "claim-checker", "version": "0.4.0"}
 
 #: The experiment exactly as it ran: the generator executes this text and
 #: ships the same bytes as the ``experiment.py`` payload.
-EXPERIMENT_SRC = '''\
-"""Nearest-centroid baseline vs Gaussian naive Bayes on a synthetic 4-feature task."""
-
-import math
-import random
-
-
-def make_data(seed, n):
-    """Balanced binary data: two informative features, one noisy, one nuisance."""
-    rng = random.Random(seed)
-    rows = []
-    for i in range(n):
-        y = i % 2
-        x = (rng.gauss(0.9 if y else 0.0, 1.0), rng.gauss(0.6 if y else 0.0, 0.8),
-             rng.gauss(0.0, 1.5), rng.gauss(0.3 if y else 0.0, 1.0))
-        rows.append((x, y))
-    return rows
-
-
-def class_stats(train):
-    stats = {}
-    for c in (0, 1):
-        xs = [x for x, y in train if y == c]
-        mean = [sum(col) / len(xs) for col in zip(*xs)]
-        var = [sum((v - m) ** 2 for v in col) / len(xs) for col, m in zip(zip(*xs), mean)]
-        stats[c] = (mean, var)
-    return stats
-
-
-def accuracy(predict, test):
-    return sum(predict(x) == y for x, y in test) / len(test)
-
-
-def nearest_centroid(train, test):
-    """Baseline: Euclidean distance to each class mean."""
-    s = class_stats(train)
-    def predict(x):
-        d = {c: sum((a - m) ** 2 for a, m in zip(x, s[c][0])) for c in (0, 1)}
-        return min((d[c], c) for c in (0, 1))[1]
-    return accuracy(predict, test)
-
-
-def gaussian_nb(train, test):
-    """New method: per-class, per-feature variances (diagonal Gaussian likelihood)."""
-    s = class_stats(train)
-    def predict(x):
-        nll = {c: sum((a - m) ** 2 / (2 * v) + 0.5 * math.log(v)
-                      for a, m, v in zip(x, *s[c])) for c in (0, 1)}
-        return min((nll[c], c) for c in (0, 1))[1]
-    return accuracy(predict, test)
-
-
-def run(seeds, n_train, n_test):
-    out = []
-    for seed in seeds:
-        data = make_data(seed, n_train + n_test)
-        train, test = data[:n_train], data[n_train:]
-        out.append({"seed": seed, "baseline": nearest_centroid(train, test),
-                    "new": gaussian_nb(train, test)})
-    return out
-'''
+EXPERIMENT_SRC = source_text(NAME, "experiment.py")
 
 
 def run_experiment() -> list[dict[str, Any]]:
     namespace: dict[str, Any] = {}
-    exec(compile(EXPERIMENT_SRC, "experiment.py", "exec"), namespace)  # our own constant
+    exec(compile(EXPERIMENT_SRC, "experiment.py", "exec"), namespace)  # our own source file
     runner: Callable[..., list[dict[str, Any]]] = namespace["run"]
     return runner(SEEDS, N_TRAIN, N_TEST)
 
