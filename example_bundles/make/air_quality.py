@@ -8,33 +8,9 @@ data file is synthesised deterministically, the analysis script is really
 executed twice (``python -I -S`` so that site-packages cannot hide the
 failure), and every payload is the exact bytes the script produced.
 
-Binding field syntax
---------------------
-The ``field`` of every ``EvidenceBinding`` in these examples is simple and
-machine-checkable.  ``evidence`` names an individual; its payload's media
-type decides how ``field`` is read:
-
-Media-type parameters (``; charset=utf-8``) are ignored.
-
-* ``text/csv`` (comma-separated, first line is the header):
-
-  - ``#rows`` is the number of data rows after the header (an int);
-  - ``<column>@<key_column>=<key_value>`` is the cell in ``column`` of the one
-    row whose ``key_column`` cell equals ``key_value`` as text, e.g.
-    ``CO_mean@hour=19``.  Split at the first ``@``, then at the first ``=``.
-
-* ``application/json``: a dotted path of object keys, e.g. ``date_range.first``
-  (an all-digit segment indexes a list).
-* ``text/plain`` (or any text): ``re:<regex>``, the first match in the text;
-  its group 1 if the pattern has a group, else the whole match.  Example:
-  ``re:(\\d+) passed``.
-
-Comparison (``equals``): a string value must equal the resolved text
-exactly; a number value must equal the resolved text parsed as a float (CSV
-cells and regex captures are text); JSON values compare as JSON values.
-:func:`resolve_field` and :func:`value_matches` implement exactly this, and
-each claim's evaluator runs them on the payload bytes before it may record a
-``supported`` verdict.
+Every final claim binds the table cell it quotes; the field syntax is stated
+in :mod:`example_bundles.make.bindings`, and the evaluator re-reads each bound
+value from the payload bytes before it records a ``supported`` verdict.
 """
 
 from __future__ import annotations
@@ -45,69 +21,23 @@ import io
 import json
 import math
 import random
-import re
-import subprocess
-import sys
-import tempfile
 import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from bundler.author import BundleWriter
+from example_bundles.make.bindings import Scalar
 from example_bundles.make.common import fresh_writer, source_bytes, source_text
+from example_bundles.make.recording import TRACER, Recorder
+from example_bundles.make.running import run_script, shell_transcript
 
 NAME = "air-quality"
 RUN = "run:airq-2026-03-02"
 CWD = "/home/agent/airq"
 COMMAND = "python analyze_air_quality.py data/airqualityuci.csv out/"
 EVALUATOR = {"name": "airq-recompute", "version": "1.0.0"}
-TRACER = "ledger-tracer 0.3.1"
 UNITS = {"CO": "mg/m³", "NOx": "ppb", "NO2": "µg/m³", "C6H6": "µg/m³"}
-
-Scalar = str | int | float | bool | None
-
-
-# --------------------------------------------------------------- binding syntax
-def resolve_field(data: bytes, media_type: str, field: str) -> Scalar:
-    """Return the value ``field`` designates in ``data`` (see the module docstring)."""
-    text = data.decode("utf-8")
-    media_type = media_type.split(";")[0].strip().lower()
-    if field.startswith("re:"):
-        match = re.search(field[3:], text, re.MULTILINE)
-        if match is None:
-            raise LookupError(f"{field!r} does not match")
-        return match.group(1) if match.re.groups else match.group(0)
-    if media_type == "text/csv":
-        rows = list(csv.reader(io.StringIO(text, newline="")))
-        header, body = rows[0], rows[1:]
-        if field == "#rows":
-            return len(body)
-        column, _, key = field.partition("@")
-        key_column, _, key_value = key.partition("=")
-        ki, ci = header.index(key_column), header.index(column)
-        hits = [r for r in body if r[ki] == key_value]
-        if len(hits) != 1:
-            raise LookupError(f"{field!r} selects {len(hits)} rows")
-        return hits[0][ci]
-    if media_type == "application/json":
-        node: Any = json.loads(text)
-        for part in field.split("."):
-            node = node[int(part)] if isinstance(node, list) else node[part]
-        if isinstance(node, dict | list):
-            raise LookupError(f"{field!r} is not a scalar")
-        return node  # type: ignore[no-any-return]
-    raise LookupError(f"no field syntax for media type {media_type!r}")
-
-
-def value_matches(value: Scalar, resolved: Scalar) -> bool:
-    if isinstance(resolved, str) and isinstance(value, int | float) \
-            and not isinstance(value, bool):
-        try:
-            return float(resolved) == value
-        except ValueError:
-            return False
-    return type(value) is type(resolved) and value == resolved
 
 
 # ------------------------------------------------------------------ transcript
@@ -184,38 +114,6 @@ class ClaudeTranscript:
         return self._line(kind, None, raw=raw, error=error)
 
 
-# ---------------------------------------------------------------- running code
-def run_script(files: dict[str, bytes], argv: list[str], *, alias: str = CWD,
-               isolated: bool = True, env: dict[str, str] | None = None
-               ) -> tuple[int, str, dict[str, bytes]]:
-    """Really run Python in a scratch folder holding ``files``.
-
-    Returns the exit status, stdout+stderr with the scratch path replaced by
-    ``alias``, and every new file.  ``isolated`` adds ``-I -S`` so that
-    site-packages cannot change the outcome (the missing-dependency failure is
-    then the same on every machine).
-    """
-    with tempfile.TemporaryDirectory(prefix="rb-example-") as tmp:
-        root = Path(tmp)
-        for rel, data in files.items():
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_bytes(data)
-        flags = ["-I", "-S"] if isolated else ["-B"]
-        proc = subprocess.run([sys.executable, *flags, *argv], cwd=root, capture_output=True,
-                              text=True, check=False,
-                              env={"PATH": "/usr/bin:/bin", "LC_ALL": "C.UTF-8", **(env or {})})
-        out = (proc.stdout + proc.stderr).replace(str(root.resolve()), alias).replace(tmp, alias)
-        produced = {p.relative_to(root).as_posix(): p.read_bytes()
-                    for p in sorted(root.rglob("*")) if p.is_file()
-                    and p.relative_to(root).as_posix() not in files
-                    and "__pycache__" not in p.parts}
-    return proc.returncode, out, produced
-
-
-def shell_transcript(command: str, output: str, code: int) -> bytes:
-    return f"$ {command}\n{output}[exit status {code}]\n".encode()
-
-
 # -------------------------------------------------------------- the evaluator
 def independent_summary(raw: bytes) -> dict[str, Any]:
     """Recompute row count, date range and hourly means straight from the raw CSV.
@@ -250,69 +148,6 @@ def independent_summary(raw: bytes) -> dict[str, Any]:
     return {"rows": len(rows), "blank": len(every) - len(rows), "first": stamp(rows[0]),
             "last": stamp(rows[-1]), "means": means, "peaks": peaks, "missing": missing,
             "missing_pct": {n: round(100 * m / len(rows), 1) for n, m in missing.items()}}
-
-
-# ------------------------------------------------------------------- assembly
-class Recorder:
-    """The small vocabulary every example uses: artifact, node, phase, edge, claim.
-
-    ``claim`` refuses to write a binding whose value is not what
-    :func:`resolve_field` reads from the payload bytes.
-    """
-
-    def __init__(self, w: BundleWriter, run: str, tracer: str = TRACER) -> None:
-        self.w, self.run, self.tracer = w, run, tracer
-        self.payloads: dict[str, tuple[bytes, str]] = {}
-
-    def artifact(self, iid: str, kind: str, name: str, data: bytes, media: str,
-                 **fields: Any) -> str:
-        ref = self.w.put_payload(data, media, name)
-        self.payloads[iid] = (data, media)
-        self.w.append("individual", id=iid, run=self.run, stream=fields.pop("stream", "agent"),
-                      kind=kind, name=name, payload=ref.model_dump(exclude_defaults=True),
-                      **fields)
-        return iid
-
-    def node(self, nid: str, node_type: str, category: str, label: str,
-             records: list[str] | None = None, individual: str | None = None) -> str:
-        self.w.append("evidence_node", id=nid, run=self.run, stream="tracer", node_type=node_type,
-                      category=category, label=label, records=records or [],
-                      individual=individual)
-        return nid
-
-    def phase(self, wid: str, phase: str, label: str, members: list[str]) -> str:
-        self.w.append("workflow_node", id=wid, run=self.run, stream="tracer", phase=phase,
-                      label=label, members=members)
-        return wid
-
-    def edge(self, relation: str, source: str, target: str, *, confidence: float | None = None,
-             rationale: str = "") -> None:
-        inferred = confidence is not None
-        self.w.append("edge", id=f"e:{source}:{relation}:{target}", run=self.run, stream="tracer",
-                      relation=relation, source=source, target=target,
-                      provenance="inferred" if inferred else "recorded",
-                      inferred_by=self.tracer if inferred else None, confidence=confidence,
-                      rationale=rationale)
-
-    def check(self, evidence: str, field: str, value: Scalar) -> None:
-        data, media = self.payloads[evidence]
-        resolved = resolve_field(data, media, field)
-        if not value_matches(value, resolved):
-            raise AssertionError(f"{evidence} {field} is {resolved!r}, not {value!r}")
-
-    def claim(self, cid: str, text: str, bindings: list[tuple[str, str, Scalar]],
-              trace: list[str], *, stream: str = "agent", **fields: Any) -> str:
-        """Append a claim (final unless told otherwise) after checking every binding."""
-        for evidence, field, value in bindings:
-            self.check(evidence, field, value)
-        fields.setdefault("final", True)
-        fields.setdefault("status", "final" if fields["final"] else "candidate")
-        fields.setdefault("evidence", sorted({b[0] for b in bindings}))
-        fields.setdefault("name", cid.split(":", 1)[1])
-        self.w.append("claim", id=cid, run=self.run, stream=stream, text=text, trace=trace,
-                      bindings=[{"evidence": e, "field": f, "value": v} for e, f, v in bindings],
-                      **fields)
-        return cid
 
 
 # ------------------------------------------------------------------- the data
@@ -405,7 +240,7 @@ def _inspect(a: Recorder, t: ClaudeTranscript, raw: bytes, raw_nodes: list[str])
     text = raw.decode()
     probe = ("import importlib.util as u; "
              "print({m: u.find_spec(m) is not None for m in ('pandas', 'numpy')})")
-    code, env_out, _ = run_script({}, ["-c", probe])
+    code, env_out, _ = run_script({}, ["-c", probe], alias=CWD)
     assert code == 0, env_out
     commands = [
         ("head", "head -n 5 data/airqualityuci.csv", "Preview the header and first rows",
@@ -528,7 +363,7 @@ def record_session(a: Recorder, clock: Any) -> None:
                produced_by="op:write", status="candidate", trace=[c_write])
     files = {"data/airqualityuci.csv": raw, "analyze_air_quality.py": v1}
     code1, out1, _ = run_script(files, ["analyze_air_quality.py", "data/airqualityuci.csv",
-                                        "out/"])
+                                        "out/"], alias=CWD)
     assert code1 == 1 and "No module named 'seaborn'" in out1, out1
     c_run1, tid = t.call("Bash", {"command": COMMAND, "description": "Run the analysis"},
                          "command")
@@ -560,7 +395,7 @@ def record_session(a: Recorder, clock: Any) -> None:
                trace=[c_edit])
     files["analyze_air_quality.py"] = v2
     code2, out2, made = run_script(files, ["analyze_air_quality.py", "data/airqualityuci.csv",
-                                           "out/"])
+                                           "out/"], alias=CWD)
     assert code2 == 0, out2
     c_run2, tid = t.call("Bash", {"command": COMMAND, "description": "Rerun after the patch"},
                          "command")
@@ -613,7 +448,7 @@ def record_session(a: Recorder, clock: Any) -> None:
 
     # validate -----------------------------------------------------------
     files.update(made)
-    code3, out3, _ = run_script(files, ["-c", CHECK])
+    code3, out3, _ = run_script(files, ["-c", CHECK], alias=CWD)
     assert code3 == 0 and out3.endswith("OK\n"), out3
     c_check, tid = t.call("Bash", {"command": f"python - <<'EOF'\n{CHECK}EOF",
                                    "description": "Cross-check tables, plot and report"},

@@ -17,7 +17,7 @@ workflow nodes, recorded and inferred edges) gives the site a workflow view.
 The diffraction patterns are simulated (peaks from a phase model, Poisson
 noise with fixed seeds) and the analysis really runs on them: peak finding,
 reference matching and every quoted number come from the payloads.
-Binding fields follow :mod:`example_bundles.make.make_all`.
+Binding fields follow :mod:`example_bundles.make.bindings`.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ leaderboard row, and is checked on held-out points.
 
 ``SEED`` was picked, among the first 30, as one whose run finds the cubic:
 most seeds stall at the best straight line (RMSE 0.649), itself a collapse.
-Binding fields follow the syntax documented in :mod:`example_bundles.make.make_all`.
+Binding fields follow the syntax documented in :mod:`example_bundles.make.bindings`.
 """
 
 from __future__ import annotations

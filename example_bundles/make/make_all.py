@@ -9,27 +9,9 @@ Usage, from the repository root::
 zip) with the committed copies, so CI fails when a generator, the writer or
 the format changes without the examples being regenerated.
 
-Binding field syntax
---------------------
-Every ``EvidenceBinding.field`` in the six examples is machine-checkable; the
-full statement is in :mod:`example_bundles.make.air_quality`.  In short,
-``evidence`` names an event and ``field`` is read from:
-
-* a ``text/csv`` payload: ``#rows`` (data rows after the header) or
-  ``<column>@<key_column>=<key_value>``, the ``column`` cell of the single row
-  whose ``key_column`` cell is exactly the text ``key_value`` (split at the
-  first ``@``, then the first ``=``), e.g. ``gain_pp@seed=75``;
-* an ``application/json`` payload: a dotted path, e.g.
-  ``metrics.accuracy_gain_pp`` (all-digit segments index lists);
-* any text payload: ``re:<regex>``, group 1 of the first match (or the match);
-* an event without a payload (a fitness record, say): a dotted path into the
-  event's own JSON object, e.g. ``score``.
-
-A numeric ``value`` equals a CSV cell or regex capture when the text parses
-to the same float.  JSON numbers compare as numbers; RFC 8785 writes ``6.0``
-as ``6``, so the examples keep integral values integers on both sides.
-``value`` is what the claim *asserts*: where it differs from the payload
-(``unsupported-gain``'s 4.2 against a logged 1.5) that is the finding.
+Binding fields in every example are machine-checkable; the syntax (CSV
+``#rows`` and ``<column>@<key_column>=<key_value>``, JSON dotted paths,
+``re:<regex>``) and the comparison rule are stated in :mod:`example_bundles.make.bindings`.
 """
 
 from __future__ import annotations

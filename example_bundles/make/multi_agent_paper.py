@@ -20,7 +20,7 @@ reviewer needs to tell apart:
 The simulation is real: the coder's ``mc_pi.py`` is run (``python -I -S``)
 and every number in the drafts and bindings is read from its outputs.  The
 critic's checks are recomputed here from the payload bytes.  Binding fields
-use the syntax documented in :mod:`example_bundles.make.air_quality`.
+use the syntax documented in :mod:`example_bundles.make.bindings`.
 """
 
 from __future__ import annotations
@@ -33,12 +33,13 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from example_bundles.make.air_quality import Recorder, Scalar, run_script, shell_transcript
+from example_bundles.make.bindings import Scalar
 from example_bundles.make.common import FixedClock, fresh_writer, source_bytes
+from example_bundles.make.recording import TRACER, Recorder
+from example_bundles.make.running import run_script, shell_transcript
 
 NAME = "multi-agent-paper"
 RUN = "run:team-mcpi-2026-05-06"
-TRACER = "ledger-tracer 0.3.1"
 CRITIC = {"name": "critic-agent", "version": "rubric-2"}
 COMMAND = "python mc_pi.py out/"
 

@@ -14,7 +14,7 @@ generator writes it, applies each patch, runs the missing-node probe and the
 focused ``pytest`` run for real, and stores their output.  Only the elapsed
 time in the pytest summary and the scratch path are normalised.
 
-Bindings use the field syntax documented in :mod:`example_bundles.make.air_quality`
+Bindings use the field syntax documented in :mod:`example_bundles.make.bindings`
 (here ``re:<regex>`` over the pytest output and the patches).
 """
 
@@ -28,13 +28,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from example_bundles.make.air_quality import Recorder, Scalar, run_script, shell_transcript
+from example_bundles.make.bindings import Scalar
 from example_bundles.make.common import FixedClock, fresh_writer, source_text
+from example_bundles.make.recording import TRACER, Recorder
+from example_bundles.make.running import run_script, shell_transcript
 
 NAME = "networkx-feature"
 RUN = "run:nx-through-2026-04-14"
 CWD = "/home/agent/minnx"
-TRACER = "ledger-tracer 0.3.1"
 CHECKER = {"name": "ledger-binding-check", "version": "1.0.0"}
 TEST_FILE = "minnx/shortest_paths/tests/test_generic.py"
 GENERIC = "minnx/shortest_paths/generic.py"

@@ -14,7 +14,7 @@ The seeds (75-79) were picked so that the best single seed gains exactly
 4.2 points, the paper's figure; every other number follows from the run.
 Every number in the drafts and claims is computed here from the experiment's
 output, so the story cannot drift from its evidence.  Binding fields follow
-the syntax documented in :mod:`example_bundles.make.make_all`.
+the syntax documented in :mod:`example_bundles.make.bindings`.
 """
 
 from __future__ import annotations
