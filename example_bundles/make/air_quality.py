@@ -21,16 +21,15 @@ import io
 import json
 import math
 import random
-import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from bundler.author import BundleWriter
 from example_bundles.make.bindings import Scalar
 from example_bundles.make.common import fresh_writer, source_bytes, source_text
 from example_bundles.make.recording import TRACER, Recorder
 from example_bundles.make.running import run_script, shell_transcript
+from example_bundles.make.transcripts import ClaudeTranscript
 
 NAME = "air-quality"
 RUN = "run:airq-2026-03-02"
@@ -38,80 +37,6 @@ CWD = "/home/agent/airq"
 COMMAND = "python analyze_air_quality.py data/airqualityuci.csv out/"
 EVALUATOR = {"name": "airq-recompute", "version": "1.0.0"}
 UNITS = {"CO": "mg/m³", "NOx": "ppb", "NO2": "µg/m³", "C6H6": "µg/m³"}
-
-
-# ------------------------------------------------------------------ transcript
-class ClaudeTranscript:
-    """Claude Code 1.0.x style JSONL lines, each kept verbatim as a trace_record."""
-
-    def __init__(self, w: BundleWriter, clock: Any, *, name: str, seed: int) -> None:
-        self.w, self.clock, self.name = w, clock, name
-        self.rng = random.Random(seed)
-        self.session = self._uuid()
-        self.parent: str | None = None
-        self.lines: list[str] = []
-
-    def _uuid(self) -> str:
-        return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
-
-    def _token(self, prefix: str) -> str:
-        alphabet = "ABCDEFGHJKLMNPQRSTUVWXYZabcdefghijkmnopqrstuvwxyz0123456789"
-        return prefix + "".join(self.rng.choice(alphabet) for _ in range(24))
-
-    def _line(self, kind: str, obj: dict[str, Any] | None, raw: str | None = None,
-              error: str | None = None) -> str:
-        t = self.clock()
-        if obj is not None:
-            uid = self._uuid()
-            obj = {"parentUuid": self.parent, "isSidechain": False, "userType": "external",
-                   "cwd": CWD, "sessionId": self.session, "version": "1.0.98",
-                   "gitBranch": "main", **obj, "uuid": uid,
-                   "timestamp": t[:-1] + f".{self.rng.randrange(1000):03d}Z"}
-            self.parent = uid
-            raw = json.dumps(obj, ensure_ascii=False, separators=(",", ":"))
-        assert raw is not None
-        self.lines.append(raw)
-        rid = f"tr:{len(self.lines):03d}"
-        self.w.append("trace_record", id=rid, run=RUN, stream="agent", time=t, raw=raw,
-                      source={"transcript": self.name, "line": len(self.lines),
-                              "format": "claude-code-jsonl"}, record_kind=kind, error=error)
-        return rid
-
-    def _assistant(self, content_item: dict[str, Any], out_tokens: int) -> dict[str, Any]:
-        return {"message": {"id": self._token("msg_01"), "type": "message", "role": "assistant",
-                            "model": "claude-sonnet-4-20250514", "content": [content_item],
-                            "stop_reason": None, "stop_sequence": None,
-                            "usage": {"input_tokens": 4, "output_tokens": out_tokens,
-                                      "cache_read_input_tokens": 15000 + 37 * len(self.lines)}},
-                "requestId": self._token("req_011"), "type": "assistant"}
-
-    def user(self, text: str) -> str:
-        return self._line("message", {"type": "user",
-                                      "message": {"role": "user", "content": text}})
-
-    def say(self, text: str) -> str:
-        return self._line("message", self._assistant({"type": "text", "text": text},
-                                                     len(text) // 4))
-
-    def call(self, tool: str, tool_input: dict[str, Any], kind: str = "tool_call"
-             ) -> tuple[str, str]:
-        tid = self._token("toolu_01")
-        item = {"type": "tool_use", "id": tid, "name": tool, "input": tool_input}
-        return self._line(kind, self._assistant(item, 60 + len(json.dumps(tool_input)) // 4)), tid
-
-    def result(self, tid: str, text: str, *, is_error: bool = False,
-               extra: dict[str, Any] | None = None) -> str:
-        item = {"tool_use_id": tid, "type": "tool_result", "content": text, "is_error": is_error}
-        return self._line("tool_result", {"type": "user",
-                                          "message": {"role": "user", "content": [item]},
-                                          "toolUseResult": extra or {"stdout": text,
-                                                                     "stderr": "",
-                                                                     "interrupted": False,
-                                                                     "isImage": False}})
-
-    def odd(self, kind: str, raw: str, error: str) -> str:
-        """A row the tracer could not normalise: kept verbatim with the reason."""
-        return self._line(kind, None, raw=raw, error=error)
 
 
 # -------------------------------------------------------------- the evaluator
@@ -285,7 +210,8 @@ def record_session(a: Recorder, clock: Any) -> None:
             ("evaluator", "evaluator", EVALUATOR["name"], "Re-reads the raw CSV and the bound "
              "table cells and recomputes every quoted value.")]:
         w.append("stream", id=sid, run=RUN, kind=kind, name=name, description=desc)
-    t = ClaudeTranscript(w, clock, name="transcripts/airq-session.jsonl", seed=31)
+    t = ClaudeTranscript(w, clock, name="transcripts/airq-session.jsonl", seed=31,
+                         run=RUN, cwd=CWD)
     raw = synth_raw_csv()
 
     # context ------------------------------------------------------------

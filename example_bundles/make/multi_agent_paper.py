@@ -37,6 +37,7 @@ from example_bundles.make.bindings import Scalar
 from example_bundles.make.common import FixedClock, fresh_writer, source_bytes
 from example_bundles.make.recording import TRACER, Recorder
 from example_bundles.make.running import run_script, shell_transcript
+from example_bundles.make.transcripts import TeamBus
 
 NAME = "multi-agent-paper"
 RUN = "run:team-mcpi-2026-05-06"
@@ -66,29 +67,6 @@ Every number must come from a table the team produced.
 # ---------------------------------------------------------------- the code
 #: The coder's simulation, stored and run exactly as written.
 SCRIPT = source_bytes(NAME, "mc_pi.py")
-
-
-# ---------------------------------------------------------------- team bus
-class TeamBus:
-    """The team's message bus: one JSON object per line, every message via the PI."""
-
-    def __init__(self, a: Recorder, clock: FixedClock, name: str) -> None:
-        self.a, self.clock, self.name = a, clock, name
-        self.lines: list[str] = []
-
-    def post(self, sender: str, to: str, kind: str, body: str, record_kind: str = "message",
-             **extra: Any) -> str:
-        t = self.clock()
-        line = json.dumps({"ts": t, "msg": len(self.lines) + 1, "from": sender, "to": to,
-                           "type": kind, **extra, "body": body},
-                          ensure_ascii=False, separators=(",", ":"))
-        self.lines.append(line)
-        rid = f"tr:{len(self.lines):03d}"
-        self.a.w.append("trace_record", id=rid, run=RUN, stream=sender, time=t, raw=line,
-                        record_kind=record_kind,
-                        source={"transcript": self.name, "line": len(self.lines),
-                                "format": "team-bus-jsonl"})
-        return rid
 
 
 # ------------------------------------------------------------------ critic
@@ -171,7 +149,7 @@ def record_session(a: Recorder, clock: FixedClock) -> None:
              "recomputes fits and tests from the raw outputs."),
             ("tracer", "tracer", TRACER, "Groups records; its inferred edges say so.")]:
         w.append("stream", id=sid, run=RUN, kind=kind, name=name, description=desc)
-    bus = TeamBus(a, clock, "transcripts/team-bus.jsonl")
+    bus = TeamBus(w, clock, name="transcripts/team-bus.jsonl", run=RUN)
     team = Team(a, bus)
     n = team.nodes
 

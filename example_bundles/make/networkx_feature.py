@@ -23,7 +23,6 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
-import random
 import re
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from example_bundles.make.bindings import Scalar
 from example_bundles.make.common import FixedClock, fresh_writer, source_text
 from example_bundles.make.recording import TRACER, Recorder
 from example_bundles.make.running import run_script, shell_transcript
+from example_bundles.make.transcripts import CodexRollout
 
 NAME = "networkx-feature"
 RUN = "run:nx-through-2026-04-14"
@@ -117,19 +117,6 @@ def git_diff(before: dict[str, str], after: dict[str, str]) -> str:
     return "".join(out)
 
 
-def codex_patch(diff: str) -> str:
-    """The same change in Codex's apply_patch envelope (hunk headers become ``@@``)."""
-    lines = ["*** Begin Patch"]
-    for line in diff.splitlines():
-        if line.startswith("diff --git"):
-            lines.append("*** Update File: " + line.split(" b/", 1)[1])
-        elif line.startswith(("--- ", "+++ ")):
-            continue
-        else:
-            lines.append("@@" if line.startswith("@@") else line)
-    return "\n".join([*lines, "*** End Patch"])
-
-
 def tree_listing(files: dict[str, str]) -> bytes:
     """``git ls-files -s``-like listing: a deterministic fingerprint of the checkout."""
     rows = [f"100644 {hashlib.sha256(files[p].encode()).hexdigest()[:40]} 0\t{p}"
@@ -161,68 +148,6 @@ def run_pytest(files: dict[str, str]) -> tuple[int, str]:
     return code, re.sub(r" in \d+\.\d+s ", " in N.NNs ", out)
 
 
-# ----------------------------------------------------------------- transcript
-class CodexRollout:
-    """Codex CLI rollout JSONL lines (``response_item`` / ``event_msg``), kept verbatim."""
-
-    def __init__(self, a: Recorder, clock: FixedClock, name: str, seed: int) -> None:
-        self.a, self.clock, self.name = a, clock, name
-        self.rng = random.Random(seed)
-        self.lines: list[str] = []
-        self.turn = self._hex(8) + "-" + self._hex(4)
-
-    def _hex(self, n: int) -> str:
-        return "".join(self.rng.choice("0123456789abcdef") for _ in range(n))
-
-    def _call_id(self) -> str:
-        alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-        return "call_" + "".join(self.rng.choice(alphabet) for _ in range(24))
-
-    def line(self, kind: str, top: str | None, payload: dict[str, Any] | None,
-             raw: str | None = None, error: str | None = None) -> str:
-        t = self.clock()
-        if raw is None:
-            stamp = t[:-1] + f".{self.rng.randrange(1000):03d}Z"
-            raw = json.dumps({"timestamp": stamp, "type": top, "payload": payload},
-                             ensure_ascii=False, separators=(",", ":"))
-        self.lines.append(raw)
-        rid = f"tr:{len(self.lines):03d}"
-        self.a.w.append("trace_record", id=rid, run=RUN, stream="agent", time=t, raw=raw,
-                        record_kind=kind, error=error,
-                        source={"transcript": self.name, "line": len(self.lines),
-                                "format": "codex-rollout-jsonl"})
-        return rid
-
-    def say(self, text: str) -> str:
-        return self.line("message", "response_item", {
-            "type": "message", "role": "assistant",
-            "content": [{"type": "output_text", "text": text}]})
-
-    def exec(self, cmd: str, output: str, code: int, kind: str) -> tuple[str, str]:
-        cid = self._call_id()
-        call = self.line(kind, "response_item", {
-            "type": "function_call", "name": "exec_command", "call_id": cid,
-            "arguments": json.dumps({"cmd": cmd, "workdir": CWD, "yield_time_ms": 10000})})
-        res = self.line("tool_result", "response_item", {
-            "type": "function_call_output", "call_id": cid,
-            "output": f"Chunk ID: {self._hex(6)}\nProcess exited with code {code}\n"
-                      f"Output:\n{output}"})
-        return call, res
-
-    def apply_patch(self, diff: str) -> tuple[str, str]:
-        cid = self._call_id()
-        call = self.line("file_write", "response_item", {
-            "type": "custom_tool_call", "status": "completed", "call_id": cid,
-            "name": "apply_patch", "input": codex_patch(diff)})
-        changed = [ln.split(" b/", 1)[1] for ln in diff.splitlines()
-                   if ln.startswith("diff --git")]
-        res = self.line("tool_result", "event_msg", {
-            "type": "patch_apply_end", "call_id": cid, "turn_id": self.turn, "success": True,
-            "stdout": "Success. Updated the following files:\n"
-                      + "".join(f"M {p}\n" for p in changed), "stderr": ""})
-        return call, res
-
-
 # -------------------------------------------------------------------- session
 def record_session(a: Recorder, clock: FixedClock) -> None:
     w = a.w
@@ -238,8 +163,9 @@ def record_session(a: Recorder, clock: FixedClock) -> None:
             ("evaluator", "evaluator", CHECKER["name"], "Re-reads every bound value from the "
              "payload bytes (field syntax: see air_quality.py).")]:
         w.append("stream", id=sid, run=RUN, kind=kind, name=name, description=desc)
-    t = CodexRollout(a, clock, "transcripts/rollout-nx-through.jsonl", seed=47)
-    session = {"id": f"{t._hex(8)}-{t._hex(4)}-7{t._hex(3)}-{t._hex(4)}-{t._hex(12)}",
+    t = CodexRollout(w, clock, name="transcripts/rollout-nx-through.jsonl", seed=47,
+                     run=RUN, cwd=CWD)
+    session = {"id": f"{t.hex_id(8)}-{t.hex_id(4)}-7{t.hex_id(3)}-{t.hex_id(4)}-{t.hex_id(12)}",
                "cwd": CWD, "originator": "codex-tui", "cli_version": "0.125.0",
                "source": "cli", "model_provider": "openai"}
     r_meta = t.line("hook", "session_meta", session)
@@ -270,7 +196,7 @@ def record_session(a: Recorder, clock: FixedClock) -> None:
              "Implement shortest_path_through on top of shortest_path",
              "Check missing-node behaviour", "Add regression tests and run them"]
     r_plan = t.line("message", "response_item", {
-        "type": "function_call", "name": "update_plan", "call_id": t._call_id(),
+        "type": "function_call", "name": "update_plan", "call_id": t.call_id(),
         "arguments": json.dumps({"plan": [{"step": s, "status": "pending"} for s in steps]})})
     w.append("operator", id="op:plan", run=RUN, stream="agent", op="plan_update",
              parents=["repo:base"], trace=[r_plan], summary="Four-step plan")
