@@ -28,13 +28,12 @@ import io
 import json
 import math
 import random
-import struct
-import zlib
 from pathlib import Path
 from typing import Any
 
 from bundler.author import BundleWriter
 from example_bundles.make.common import FixedClock, fresh_writer
+from example_bundles.make.drawing import xrd_png
 
 NAME = "closed-loop-lab"
 START = "2026-04-06T08:00:00Z"
@@ -134,70 +133,6 @@ def xrd_csv(pat: list[tuple[float, int]]) -> bytes:
 
 def dumps(obj: Any) -> bytes:
     return (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode()
-
-
-# --------------------------------------------------------------- PNG, by hand
-DIGITS = ("111101101101111", "010110010010111", "111001111100111", "111001111001111",
-          "101101111001001", "111100111001111", "111100111101111", "111001001001001",
-          "111101111101111", "111101111001111")
-
-
-def xrd_png(pat: list[tuple[float, int]], ref_positions: list[float]) -> bytes:
-    """A 640x260 RGB line plot (zlib + struct, no imaging library, so bytes are stable).
-
-    Blue: the pattern.  Grey ticks under the axis: every reference peak position.
-    Axis labels are 2-theta degrees drawn with a 3x5 digit font.
-    """
-    w, h, left, right, top, bottom = 640, 260, 20, 10, 10, 225
-    px = bytearray(b"\xff" * (w * h * 3))
-
-    def dot(x: int, y: int, rgb: tuple[int, int, int]) -> None:
-        if 0 <= x < w and 0 <= y < h:
-            px[(y * w + x) * 3:(y * w + x) * 3 + 3] = bytes(rgb)
-
-    def sx(t: float) -> int:
-        return left + round((t - 10) / 70 * (w - left - right - 1))
-
-    peak = max(v for _, v in pat)
-
-    def sy(v: float) -> int:
-        return bottom - round(v / peak * (bottom - top))
-
-    for x in range(left, w - right):
-        dot(x, bottom, (60, 60, 60))
-    for y in range(top, bottom + 1):
-        dot(left, y, (60, 60, 60))
-    for pos in ref_positions:
-        for y in range(bottom + 2, bottom + 6):
-            dot(sx(pos), y, (170, 170, 170))
-    for deg in range(10, 81, 10):
-        for y in range(bottom, bottom + 9):
-            dot(sx(deg), y, (60, 60, 60))
-        for k, ch in enumerate(str(deg)):
-            bits = DIGITS[int(ch)]
-            for i, bit in enumerate(bits):
-                if bit == "1":
-                    for dx in (0, 1):
-                        for dy in (0, 1):
-                            dot(sx(deg) - 7 + k * 8 + (i % 3) * 2 + dx,
-                                bottom + 13 + (i // 3) * 2 + dy, (30, 30, 30))
-    prev = None
-    for t, v in pat:
-        cur = (sx(t), sy(v))
-        if prev is not None:
-            steps = max(abs(cur[0] - prev[0]), abs(cur[1] - prev[1]), 1)
-            for k in range(steps + 1):
-                dot(prev[0] + round((cur[0] - prev[0]) * k / steps),
-                    prev[1] + round((cur[1] - prev[1]) * k / steps), (31, 119, 180))
-        prev = cur
-    raw = b"".join(b"\x00" + bytes(px[y * w * 3:(y + 1) * w * 3]) for y in range(h))
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(
-            ">I", zlib.crc32(tag + data) & 0xFFFFFFFF)
-
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(raw, 9)) + chunk(b"IEND", b""))
 
 
 # ------------------------------------------------------------------- the run

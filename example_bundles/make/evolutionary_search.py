@@ -26,13 +26,13 @@ from __future__ import annotations
 import csv
 import difflib
 import io
-import math
 import random
 from pathlib import Path
 from typing import Any
 
 from bundler.author import BundleWriter
 from example_bundles.make.common import fresh_writer, source_text
+from example_bundles.make.drawing import line_chart
 
 NAME = "evolutionary-search"
 START = "2026-03-09T14:00:00Z"
@@ -167,48 +167,6 @@ def table(header: list[str], rows: list[list[Any]]) -> bytes:
     w.writerow(header)
     w.writerows(rows)
     return buf.getvalue().encode()
-
-
-def line_chart(title: str, ylabel: str, series: list[tuple[str, str, list[float]]],
-               log: bool = False) -> bytes:
-    """A small hand-built SVG line chart over generations 0..n."""
-    w, h, left, right, top, bottom = 560, 320, 60, 20, 34, 250
-    vals = [v for _, _, s in series for v in s]
-    tr = (lambda v: math.log10(max(v, 1e-4))) if log else (lambda v: v)
-    lo, hi = min(map(tr, vals)), max(map(tr, vals))
-    lo, hi = (math.floor(lo), math.ceil(hi)) if log else (0.0, 5.0 * math.ceil(hi / 5) or 5.0)
-    n = max(len(s) for _, _, s in series) - 1
-
-    def px(i: int) -> float:
-        return left + i * (w - left - right) / n
-
-    def py(v: float) -> float:
-        return bottom - (tr(v) - lo) / ((hi - lo) or 1) * (bottom - top)
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w}" height="{h}" '
-           f'viewBox="0 0 {w} {h}" font-family="sans-serif" font-size="11">',
-           f"<title>{title}</title>", f'<rect width="{w}" height="{h}" fill="#ffffff"/>',
-           f'<text x="{left}" y="16" font-size="13">{title}</text>']
-    ticks = [10.0 ** k for k in range(int(lo), int(hi) + 1)] if log else \
-        [5.0 * k for k in range(int(hi) // 5 + 1)]
-    for t in ticks:
-        out.append(f'<line x1="{left}" x2="{w - right}" y1="{py(t):.1f}" y2="{py(t):.1f}" '
-                   'stroke="#dddddd"/>')
-        out.append(f'<text x="{left - 6}" y="{py(t) + 4:.1f}" text-anchor="end">{t:g}</text>')
-    for i in range(n + 1):
-        out.append(f'<text x="{px(i):.1f}" y="{bottom + 16}" text-anchor="middle">{i}</text>')
-    out.append(f'<text x="{(left + w - right) / 2:.0f}" y="{bottom + 34}" '
-               'text-anchor="middle">generation</text>')
-    out.append(f'<text x="14" y="{(top + bottom) / 2:.0f}" text-anchor="middle" '
-               f'transform="rotate(-90 14 {(top + bottom) / 2:.0f})">{ylabel}</text>')
-    for k, (label, colour, s) in enumerate(series):
-        pts = " ".join(f"{px(i):.1f},{py(v):.1f}" for i, v in enumerate(s))
-        out.append(f'<polyline points="{pts}" fill="none" stroke="{colour}" stroke-width="2"/>')
-        out.append(f'<rect x="{left + 200 * k}" y="{h - 18}" width="10" height="10" '
-                   f'fill="{colour}"/>')
-        out.append(f'<text x="{left + 15 + 200 * k}" y="{h - 9}">{label}</text>')
-    out.append("</svg>")
-    return ("\n".join(out) + "\n").encode()
 
 
 # ----------------------------------------------------------------------- the run
