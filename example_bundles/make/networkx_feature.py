@@ -20,27 +20,33 @@ Bindings use the field syntax documented in :mod:`example_bundles.make.bindings`
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 from example_bundles.make.bindings import Scalar
-from example_bundles.make.common import FixedClock, fresh_writer, source_text
+from example_bundles.make.common import FixedClock, fresh_writer
+from example_bundles.make.networkx_repo import (
+    CWD,
+    DOC,
+    GENERIC,
+    PROBE,
+    PYTEST,
+    TEST_FILE,
+    git_diff,
+    inspection,
+    repo_states,
+    run_pytest,
+    tree_listing,
+)
 from example_bundles.make.recording import TRACER, Recorder
 from example_bundles.make.running import run_script, shell_transcript
 from example_bundles.make.transcripts import CodexRollout
 
 NAME = "networkx-feature"
 RUN = "run:nx-through-2026-04-14"
-CWD = "/home/agent/minnx"
 CHECKER = {"name": "ledger-binding-check", "version": "1.0.0"}
-TEST_FILE = "minnx/shortest_paths/tests/test_generic.py"
-GENERIC = "minnx/shortest_paths/generic.py"
-DOC = "doc/reference/shortest_paths.rst"
-PYTEST = f"python -m pytest -v {TEST_FILE}"
 
 PROMPT = """\
 Add a utility to minnx (our NetworkX-compatible graph library) that returns a
@@ -61,92 +67,6 @@ regression-test patch and the focused pytest run, and records which test
 covers which behaviour.  The patches were really applied and the tests
 really run; only pytest's elapsed time and the scratch path are normalised.
 """
-
-# ------------------------------------------------------ the code under change
-#: The checkout before the session, as stored under ``sources/networkx-feature/repo/``.
-FILES: dict[str, str] = {path: source_text(NAME, f"repo/{path}") for path in (
-    "minnx/__init__.py", "minnx/exception.py", "minnx/classes.py",
-    "minnx/shortest_paths/__init__.py", GENERIC, "minnx/shortest_paths/tests/__init__.py",
-    TEST_FILE, DOC)}
-
-#: The function the implementation patch inserts before ``has_path``.
-IMPL = "\n\n" + source_text(NAME, "patches/shortest_path_through.py")
-
-GUARD_OLD = '''    stops = [source, *through, target]
-'''
-GUARD_NEW = '''    through = list(through)
-    for role, node in [("Source", source), *(("Intermediate node", n) for n in through),
-                       ("Target", target)]:
-        if node not in G:
-            raise NodeNotFound(f"{role} {node} is not in G")
-    stops = [source, *through, target]
-'''
-
-#: The regression tests the test patch appends to TEST_FILE.
-TESTS = "\n\n" + source_text(NAME, "patches/test_through.py")
-
-
-# ----------------------------------------------------------------- repository
-def repo_states() -> dict[str, dict[str, str]]:
-    """The four states of the tree: before, +implementation, +guard, +tests."""
-    base = dict(FILES)
-    impl = dict(base)
-    impl[GENERIC] = base[GENERIC].replace(
-        '"shortest_path_length"]', '"shortest_path_length",\n           "shortest_path_through"]'
-    ).replace("\n\ndef has_path(", IMPL.rstrip("\n") + "\n\n\ndef has_path(")
-    impl[DOC] = base[DOC].replace("   shortest_path_length\n",
-                                  "   shortest_path_length\n   shortest_path_through\n")
-    guard = dict(impl)
-    guard[GENERIC] = impl[GENERIC].replace(GUARD_OLD, GUARD_NEW)
-    tests = dict(guard)
-    tests[TEST_FILE] = guard[TEST_FILE] + TESTS
-    for before, after in ((base, impl), (impl, guard), (guard, tests)):
-        assert before != after
-    return {"base": base, "impl": impl, "guard": guard, "tests": tests}
-
-
-def git_diff(before: dict[str, str], after: dict[str, str]) -> str:
-    out = []
-    for path in sorted(after):
-        if before.get(path) == after[path]:
-            continue
-        out.append(f"diff --git a/{path} b/{path}\n")
-        out += difflib.unified_diff(before[path].splitlines(keepends=True),
-                                    after[path].splitlines(keepends=True),
-                                    f"a/{path}", f"b/{path}")
-    return "".join(out)
-
-
-def tree_listing(files: dict[str, str]) -> bytes:
-    """``git ls-files -s``-like listing: a deterministic fingerprint of the checkout."""
-    rows = [f"100644 {hashlib.sha256(files[p].encode()).hexdigest()[:40]} 0\t{p}"
-            for p in sorted(files)]
-    return ("\n".join(rows) + "\n").encode()
-
-
-def grep(files: dict[str, str], pattern: str, under: str) -> str:
-    rx = re.compile(pattern)
-    hits = [f"{p}:{n}:{line}" for p in sorted(files) if p.startswith(under)
-            for n, line in enumerate(files[p].splitlines(), 1) if rx.search(line)]
-    return "\n".join(hits) + "\n"
-
-
-def head(files: dict[str, str], path: str, last: int) -> str:
-    return "".join(files[path].splitlines(keepends=True)[:last])
-
-
-#: Shows which error a missing waypoint raises before the guard patch.
-PROBE = source_text(NAME, "probe_missing_nodes.py")
-
-
-def run_pytest(files: dict[str, str]) -> tuple[int, str]:
-    """The real focused run; elapsed time is the only thing normalised."""
-    code, out, _ = run_script(
-        {p: t.encode() for p, t in files.items()},
-        ["-m", "pytest", "-v", "--no-header", "-p", "no:cacheprovider", TEST_FILE],
-        alias=CWD, isolated=False, env={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1", "COLUMNS": "80"})
-    return code, re.sub(r" in \d+\.\d+s ", " in N.NNs ", out)
-
 
 # -------------------------------------------------------------------- session
 def record_session(a: Recorder, clock: FixedClock) -> None:
@@ -208,18 +128,8 @@ def record_session(a: Recorder, clock: FixedClock) -> None:
     wf_plan = a.phase("wf:plan", "plan", "Plan", [en_plan, en_plan_doc])
     a.edge("frames", wf_context, wf_plan)
 
-    base = states["base"]
-    looks = [
-        ("rg-def", "rg -n 'def (shortest_path|has_path)' minnx", "search",
-         grep(base, r"def (shortest_path|has_path)", "minnx")),
-        ("rg-exports", "rg -n '__all__|import \\*' minnx", "search",
-         grep(base, r"__all__|import \*", "minnx")),
-        ("read-generic", f"sed -n '1,40p' {GENERIC}", "file_read", head(base, GENERIC, 40)),
-        ("read-tests", f"sed -n '1,40p' {TEST_FILE}", "file_read", head(base, TEST_FILE, 40)),
-        ("read-doc", f"cat {DOC}", "file_read", base[DOC]),
-    ]
     inspect_nodes: dict[str, str] = {}
-    for key, cmd, kind, output in looks:
+    for key, cmd, kind, output in inspection(states["base"]):
         call, res = t.exec(cmd, output, 0, kind)
         w.append("operator", id=f"op:{key}", run=RUN, stream="agent", op="inspect",
                  tool="exec_command", parents=["repo:base"], params={"cmd": cmd},
