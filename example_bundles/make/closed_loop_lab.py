@@ -22,9 +22,7 @@ Binding fields follow :mod:`example_bundles.make.bindings`.
 
 from __future__ import annotations
 
-import csv
 import hashlib
-import io
 import json
 import random
 from pathlib import Path
@@ -40,7 +38,7 @@ from example_bundles.make.closed_loop_xrd import (
     true_phases,
     xrd_csv,
 )
-from example_bundles.make.common import FixedClock, fresh_writer
+from example_bundles.make.common import FixedClock, csv_bytes, fresh_writer
 from example_bundles.make.drawing import xrd_png
 
 NAME = "closed-loop-lab"
@@ -156,11 +154,8 @@ class Lab:
 
 
 def plan_csv(rows: list[tuple[str, int, int, str]]) -> bytes:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["sample_id", "dopant_pct", "anneal_c", "status"])
-    w.writerows([sid, f"{pct:.1f}", anneal, status] for sid, pct, anneal, status in rows)
-    return buf.getvalue().encode()
+    return csv_bytes(["sample_id", "dopant_pct", "anneal_c", "status"],
+                     ([sid, f"{pct:.1f}", anneal, status] for sid, pct, anneal, status in rows))
 
 
 def setup(lab: Lab) -> str:

@@ -10,11 +10,11 @@ for the unknown phase; the analysis never sees it.
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import random
 from typing import Any
+
+from example_bundles.make.common import csv_bytes
 
 #: Peak tolerance in degrees 2-theta: a measured peak within TOL of a reference is explained.
 TOL = 0.2
@@ -87,8 +87,5 @@ def match(peaks: list[tuple[float, float]]) -> dict[str, Any]:
 
 
 def xrd_csv(pat: list[tuple[float, int]]) -> bytes:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["two_theta", "intensity"])
-    w.writerows([f"{t:.2f}", v] for t, v in pat)
-    return buf.getvalue().encode()
+    """The diffractometer's export: 2-theta with two decimals, integer counts."""
+    return csv_bytes(["two_theta", "intensity"], ([f"{t:.2f}", v] for t, v in pat))

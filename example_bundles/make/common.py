@@ -11,9 +11,13 @@ Determinism rules for every generator:
 
 from __future__ import annotations
 
+import csv
+import io
 import shutil
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from bundler.author import BundleWriter
 from bundler.integrity.note import SignerKey, parse_signer_key
@@ -67,6 +71,15 @@ def fresh_writer(name: str, *, title: str, description: str, start: str,
         origin=f"example.invalid/review-bundler/{name}", created=start,
         checkpoint_every=checkpoint_every, clock=clock, generator="review-bundler examples")
     return writer, clock
+
+
+def csv_bytes(header: list[str], rows: Iterable[Iterable[Any]]) -> bytes:
+    """A CSV payload: ``\\n`` line ends on every platform, cells as ``csv`` writes them."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(header)
+    w.writerows(rows)
+    return buf.getvalue().encode()
 
 
 def source_bytes(bundle: str, name: str) -> bytes:

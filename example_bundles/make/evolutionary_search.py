@@ -23,15 +23,13 @@ Binding fields follow the syntax documented in :mod:`example_bundles.make.bindin
 
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import random
 from pathlib import Path
 from typing import Any
 
 from bundler.author import BundleWriter
-from example_bundles.make.common import fresh_writer, source_text
+from example_bundles.make.common import csv_bytes, fresh_writer, source_text
 from example_bundles.make.drawing import line_chart
 
 NAME = "evolutionary-search"
@@ -159,14 +157,6 @@ def benchmark() -> Any:
     namespace: dict[str, Any] = {}
     exec(compile(BENCHMARK_SRC, "benchmark.py", "exec"), namespace)  # our own source file
     return namespace["rmse"]
-
-
-def table(header: list[str], rows: list[list[Any]]) -> bytes:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(header)
-    w.writerows(rows)
-    return buf.getvalue().encode()
 
 
 # ----------------------------------------------------------------------- the run
@@ -309,7 +299,7 @@ def build(out_dir: Path | None = None) -> Path:
     w.append("individual", id="ind:benchmark", kind="program", name="benchmark.py", run=run,
              stream="stream:bench", status="accepted",
              payload=w.put_payload(BENCHMARK_SRC.encode(), "text/x-python", "benchmark.py"))
-    pts = table(["x", "y"], [[x, round(target(x), 6)] for x in TRAIN_X])
+    pts = csv_bytes(["x", "y"], [[x, round(target(x), 6)] for x in TRAIN_X])
     w.append("individual", id="ind:train-points", kind="dataset", name="train_points.csv",
              run=run, stream="stream:bench", status="accepted",
              payload=w.put_payload(pts, "text/csv", "train_points.csv"))
@@ -337,8 +327,8 @@ def report_out(s: Search, best: str, ancestors: set[str], roots: list[str]) -> N
         w.append("individual", id=ident, kind=kind, name=name, produced_by="op:summarise",
                  payload=w.put_payload(data, media, name), run=run, stream="stream:gp")
 
-    put("ind:leaderboard", "table", "candidates.csv", table(hdr, rows), "text/csv")
-    put("ind:generations", "table", "generations.csv", table(
+    put("ind:leaderboard", "table", "candidates.csv", csv_bytes(hdr, rows), "text/csv")
+    put("ind:generations", "table", "generations.csv", csv_bytes(
         ["generation", "born", "distinct_payloads", "repeat_payloads", "best_rmse",
          "median_rmse"], s.gen_rows), "text/csv")
     put("ind:fitness-plot", "figure", "best_rmse.svg", line_chart(

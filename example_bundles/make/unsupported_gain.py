@@ -19,15 +19,13 @@ the syntax documented in :mod:`example_bundles.make.bindings`.
 
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from example_bundles.make.common import EXAMPLES, fresh_writer, source_text
+from example_bundles.make.common import EXAMPLES, csv_bytes, fresh_writer, source_text
 from example_bundles.make.drawing import percent_bar_chart
 from example_bundles.make.zipped import write_zip
 
@@ -69,13 +67,9 @@ def summarise(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def per_seed_csv(rows: list[dict[str, Any]]) -> bytes:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
-    w.writerow(["seed", "baseline_accuracy_pct", "new_accuracy_pct", "gain_pp"])
-    for r in rows:
-        w.writerow([r["seed"], f"{pct(r['baseline']):.1f}", f"{pct(r['new']):.1f}",
-                    f"{pct(r['new'] - r['baseline']):.1f}"])
-    return buf.getvalue().encode()
+    return csv_bytes(["seed", "baseline_accuracy_pct", "new_accuracy_pct", "gain_pp"],
+                     ([r["seed"], f"{pct(r['baseline']):.1f}", f"{pct(r['new']):.1f}",
+                       f"{pct(r['new'] - r['baseline']):.1f}"] for r in rows))
 
 
 def draft(version: int, m: dict[str, Any], gain_sentence: str, extra: str) -> bytes:
