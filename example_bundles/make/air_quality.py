@@ -15,16 +15,13 @@ value from the payload bytes before it records a ``supported`` verdict.
 
 from __future__ import annotations
 
-import csv
 import difflib
-import io
 import json
 from pathlib import Path
-from typing import Any
 
-from example_bundles.make.air_quality_data import independent_summary, synth_raw_csv
-from example_bundles.make.bindings import Scalar
-from example_bundles.make.common import fresh_writer, source_bytes, source_text
+from example_bundles.make.air_quality_claims import EVALUATOR, record_claims
+from example_bundles.make.air_quality_data import synth_raw_csv
+from example_bundles.make.common import FixedClock, fresh_writer, source_bytes, source_text
 from example_bundles.make.recording import TRACER, Recorder
 from example_bundles.make.running import run_script, shell_transcript
 from example_bundles.make.transcripts import ClaudeTranscript
@@ -33,8 +30,6 @@ NAME = "air-quality"
 RUN = "run:airq-2026-03-02"
 CWD = "/home/agent/airq"
 COMMAND = "python analyze_air_quality.py data/airqualityuci.csv out/"
-EVALUATOR = {"name": "airq-recompute", "version": "1.0.0"}
-UNITS = {"CO": "mg/m³", "NOx": "ppb", "NO2": "µg/m³", "C6H6": "µg/m³"}
 
 
 # ---------------------------------------------------- the task and the code
@@ -59,6 +54,14 @@ Analyse data/airqualityuci.csv (hourly air-quality readings, UCI format).
 Write the tables, a plot and a short Markdown report to out/."""
 
 
+#: What the rerun writes to out/: (individual id, kind, file name, media type).
+OUTPUTS = [("tbl:cleaned", "table", "cleaned.csv", "text/csv"),
+           ("tbl:summary", "table", "summary.json", "application/json"),
+           ("tbl:hourly", "table", "hourly_means.csv", "text/csv"),
+           ("tbl:peaks", "table", "peaks.csv", "text/csv"),
+           ("fig:profile", "figure", "hourly_profile.svg", "image/svg+xml"),
+           ("rep:report", "report", "report.md", "text/markdown")]
+
 #: The agent's cross-check of its own outputs, run with ``python -c``.
 CHECK = source_text(NAME, "check_outputs.py")
 
@@ -69,7 +72,8 @@ def analysis_script(version: int) -> bytes:
 
 
 # ---------------------------------------------------------------- the session
-def _inspect(a: Recorder, t: ClaudeTranscript, raw: bytes, raw_nodes: list[str]) -> list[str]:
+def _inspect_commands(a: Recorder, t: ClaudeTranscript, raw: bytes,
+                      raw_nodes: list[str]) -> list[str]:
     """head / wc / tail / environment check: each a real command result on the real file."""
     text = raw.decode()
     probe = ("import importlib.util as u; "
@@ -107,7 +111,8 @@ def _inspect(a: Recorder, t: ClaudeTranscript, raw: bytes, raw_nodes: list[str])
     return nodes
 
 
-def record_session(a: Recorder, clock: Any) -> None:
+def record_session(a: Recorder, clock: FixedClock) -> None:
+    """The whole session, phase by phase, in the order its events are appended."""
     w = a.w
     w.append("run", id=RUN, stream="agent", title="Hourly air-quality analysis",
              objective=PROMPT, agent="claude-code 1.0.98 (claude-sonnet-4-20250514)")
@@ -123,7 +128,19 @@ def record_session(a: Recorder, clock: Any) -> None:
                          run=RUN, cwd=CWD)
     raw = synth_raw_csv()
 
-    # context ------------------------------------------------------------
+    en_raw, en_plan_doc, wf_plan = _context_and_plan(a, t, raw)
+    en_note, wf_inspect = _inspect_phase(a, t, clock, raw, en_raw, wf_plan)
+    files, arts, wf_exec = _execute(a, t, raw, en_raw, en_plan_doc, en_note, wf_inspect)
+    wf_validate = _validate(a, t, files, arts, wf_exec)
+    record_claims(a, t, raw, arts, wf_validate)
+    a.artifact("log:transcript", "transcript", t.name, ("\n".join(t.lines) + "\n").encode(),
+               "application/x-ndjson", stream="tracer",
+               attributes={"format": "claude-code-jsonl", "records": len(t.lines)})
+
+
+def _context_and_plan(a: Recorder, t: ClaudeTranscript, raw: bytes) -> tuple[str, str, str]:
+    """The prompt and the source file, then the agent's plan: (raw node, plan node, plan phase)."""
+    w = a.w
     r_prompt = t.user(PROMPT)
     a.artifact("ds:raw", "dataset", "data/airqualityuci.csv", raw, "text/csv; charset=utf-8",
                stream="user", status="accepted",
@@ -134,7 +151,6 @@ def record_session(a: Recorder, clock: Any) -> None:
                     individual="ds:raw")
     wf_context = a.phase("wf:context", "context", "Task and source data", [en_prompt, en_raw])
 
-    # plan ---------------------------------------------------------------
     plan_text = ("Plan: (1) inspect the file: header, row count, the last rows, installed "
                  "libraries; (2) write analyze_air_quality.py: parse Date+Time, decimal "
                  "commas, treat -200 as missing, drop blank rows; (3) write cleaned.csv, "
@@ -152,8 +168,13 @@ def record_session(a: Recorder, clock: Any) -> None:
     wf_plan = a.phase("wf:plan", "plan", "Cleaning and summary plan", [en_plan, en_plan_doc])
     a.edge("frames", wf_context, wf_plan)
 
-    # inspect ------------------------------------------------------------
-    inspect_nodes = _inspect(a, t, raw, [en_raw])
+    return en_raw, en_plan_doc, wf_plan
+
+
+def _inspect_phase(a: Recorder, t: ClaudeTranscript, clock: FixedClock, raw: bytes,
+                   en_raw: str, wf_plan: str) -> tuple[str, str]:
+    """Inspection commands, two rows the tracer cannot normalise, the agent's format note."""
+    inspect_nodes = _inspect_commands(a, t, raw, [en_raw])
     hook = {"parentUuid": t.parent, "isSidechain": False, "type": "progress",
             "data": {"type": "hook_progress", "hookEvent": "PostToolUse",
                      "hookName": "PostToolUse:Bash", "command": "ledger-hook capture"},
@@ -185,7 +206,13 @@ def record_session(a: Recorder, clock: Any) -> None:
                          [*inspect_nodes, en_errors, en_note])
     a.edge("informs", wf_plan, wf_inspect)
 
-    # execute: write, fail, patch, rerun ---------------------------------------------
+    return en_note, wf_inspect
+
+
+def _execute(a: Recorder, t: ClaudeTranscript, raw: bytes, en_raw: str, en_plan_doc: str,
+             en_note: str, wf_inspect: str) -> tuple[dict[str, bytes], dict[str, str], str]:
+    """Write, fail, patch, rerun: returns (every file in the work folder, artifact nodes, phase)."""
+    w = a.w
     v1, v2 = analysis_script(1), analysis_script(2)
     c_write, tid = t.call("Write", {"file_path": f"{CWD}/analyze_air_quality.py",
                                     "content": v1.decode()}, "file_write")
@@ -240,13 +267,7 @@ def record_session(a: Recorder, clock: Any) -> None:
              params={"command": COMMAND, "exit_status": code2}, summary="Rerun: 6 outputs")
     a.artifact("out:run2", "command_output", "run2.txt", shell_transcript(COMMAND, out2, code2),
                "text/plain", produced_by="op:run2", trace=[r_run2])
-    outputs = [("tbl:cleaned", "table", "cleaned.csv", "text/csv"),
-               ("tbl:summary", "table", "summary.json", "application/json"),
-               ("tbl:hourly", "table", "hourly_means.csv", "text/csv"),
-               ("tbl:peaks", "table", "peaks.csv", "text/csv"),
-               ("fig:profile", "figure", "hourly_profile.svg", "image/svg+xml"),
-               ("rep:report", "report", "report.md", "text/markdown")]
-    for iid, kind, name, media in outputs:
+    for iid, kind, name, media in OUTPUTS:
         a.artifact(iid, kind, f"out/{name}", made[f"out/{name}"], media, produced_by="op:run2",
                    status="accepted", trace=[r_run2])
     en = {k: a.node(f"en:{k}", "action", "tool_call", label, recs) for k, label, recs in [
@@ -260,7 +281,7 @@ def record_session(a: Recorder, clock: Any) -> None:
         ("prog:analyze@1", "analyze_air_quality.py v1"), ("out:run1", "run 1 traceback"),
         ("patch:svg-plot", "unified diff v1 -> v2"),
         ("prog:analyze@2", "analyze_air_quality.py v2"),
-        ("out:run2", "run 2 stdout"), *((iid, f"out/{name}") for iid, _, name, _ in outputs)]}
+        ("out:run2", "run 2 stdout"), *((iid, f"out/{name}") for iid, _, name, _ in OUTPUTS)]}
     a.edge("uses", en["write"], en_plan_doc)
     a.edge("informs", en_note, en["write"], confidence=0.82,
            rationale="the script skips blank rows and parses decimal commas as the note said")
@@ -275,21 +296,27 @@ def record_session(a: Recorder, clock: Any) -> None:
     a.edge("produces", en["patch"], arts["prog:analyze@2"])
     a.edge("uses", en["run2"], arts["prog:analyze@2"])
     a.edge("uses", en["run2"], en_raw)
-    for iid in ("out:run2", *(o[0] for o in outputs)):
+    for iid in ("out:run2", *(o[0] for o in OUTPUTS)):
         a.edge("produces", en["run2"], arts[iid])
     wf_exec = a.phase("wf:execute", "execute", "Write, fail, patch and rerun the analysis",
                       [*en.values(), *arts.values()])
     a.edge("informs", wf_inspect, wf_exec)
 
-    # validate -----------------------------------------------------------
     files.update(made)
+    return files, arts, wf_exec
+
+
+def _validate(a: Recorder, t: ClaudeTranscript, files: dict[str, bytes], arts: dict[str, str],
+              wf_exec: str) -> str:
+    """The agent's own cross-check of tables, plot and report, really run."""
+    w = a.w
     code3, out3, _ = run_script(files, ["-c", CHECK], alias=CWD)
     assert code3 == 0 and out3.endswith("OK\n"), out3
     c_check, tid = t.call("Bash", {"command": f"python - <<'EOF'\n{CHECK}EOF",
                                    "description": "Cross-check tables, plot and report"},
                           "command")
     r_check = t.result(tid, out3.rstrip())
-    checked = [o[0] for o in outputs]
+    checked = [o[0] for o in OUTPUTS]
     w.append("operator", id="op:check", run=RUN, stream="agent", op="verify", tool="Bash",
              parents=checked, trace=[c_check, r_check], summary="Outputs agree with each other")
     a.artifact("out:check", "command_output", "check.txt",
@@ -309,73 +336,7 @@ def record_session(a: Recorder, clock: Any) -> None:
                           [en_check, en_check_out])
     a.edge("checked_by", wf_exec, wf_validate)
 
-    # claim --------------------------------------------------------------
-    _claims(a, t, raw, arts, wf_validate)
-    a.artifact("log:transcript", "transcript", t.name, ("\n".join(t.lines) + "\n").encode(),
-               "application/x-ndjson", stream="tracer",
-               attributes={"format": "claude-code-jsonl", "records": len(t.lines)})
-
-
-def _claims(a: Recorder, t: ClaudeTranscript, raw: bytes, arts: dict[str, str],
-            wf_validate: str) -> None:
-    ref = independent_summary(raw)
-    summary = json.loads(a.payloads["tbl:summary"][0])
-    peaks = {r["pollutant"]: r for r in csv.DictReader(
-        io.StringIO(a.payloads["tbl:peaks"][0].decode()))}
-    specs: list[tuple[str, str, list[tuple[str, str, Scalar]]]] = [
-        ("claim:row-count",
-         f"The cleaned dataset has **{summary['rows']:,}** hourly rows; the "
-         f"{summary['skipped_blank_rows']} blank `;;;` rows at the end of the file were skipped.",
-         [("tbl:cleaned", "#rows", ref["rows"]), ("tbl:summary", "rows", ref["rows"]),
-          ("tbl:summary", "skipped_blank_rows", ref["blank"])]),
-        ("claim:date-range",
-         f"The readings run from {ref['first'].replace('T', ' ')} to "
-         f"{ref['last'].replace('T', ' ')}.",
-         [("tbl:summary", "date_range.first", ref["first"]),
-          ("tbl:summary", "date_range.last", ref["last"])]),
-        ("claim:missing-co",
-         f"CO(GT) is missing (-200) in {ref['missing']['CO']} of {ref['rows']:,} rows "
-         f"({summary['missing_pct']['CO']}%); NOx(GT) in {ref['missing']['NOx']}.",
-         [("tbl:summary", "missing.CO", ref["missing"]["CO"]),
-          ("tbl:summary", "missing_pct.CO", ref["missing_pct"]["CO"]),
-          ("tbl:summary", "missing.NOx", ref["missing"]["NOx"])]),
-    ]
-    for name, unit in UNITS.items():
-        hour = ref["peaks"][name]
-        mean = float(ref["means"][(hour, name)])
-        assert int(peaks[name]["peak_hour"]) == hour and float(peaks[name]["peak_mean"]) == mean
-        specs.append((f"claim:peak-{name}",
-                      f"Mean {name} peaks at **{hour:02d}:00** ({mean:g} {unit} averaged over "
-                      "all days).",
-                      [("tbl:peaks", f"peak_hour@pollutant={name}", hour),
-                       ("tbl:peaks", f"peak_mean@pollutant={name}", mean),
-                       ("tbl:hourly", f"{name}_mean@hour={hour}", mean)]))
-    final_text = "\n".join(["Done. Findings:", *(f"- {s[1]}" for s in specs),
-                            "Tables, plot and report are in out/."])
-    r_final = t.say(final_text)
-    claim_nodes = []
-    for cid, text, bindings in specs:
-        a.claim(cid, text, bindings, [r_final])
-        claim_nodes.append(a.node("en:" + cid, "artifact", "claim", text, individual=cid))
-    en_final = a.node("en:final", "action", "assistant_message", "Final answer", [r_final])
-    wf_claim = a.phase("wf:claim", "claim", "Findings", [en_final, *claim_nodes])
-    a.edge("supports", wf_validate, wf_claim)
-    w = a.w
-    w.append("operator", id="op:recompute", run=RUN, stream="evaluator", op="verify",
-             tool=f"{EVALUATOR['name']} {EVALUATOR['version']}",
-             parents=["ds:raw", "tbl:cleaned", "tbl:summary", "tbl:hourly", "tbl:peaks"],
-             summary="Recompute every bound value from the raw CSV and the bound cells")
-    for (cid, _, bindings), node in zip(specs, claim_nodes, strict=True):
-        for evidence in sorted({b[0] for b in bindings}):
-            a.edge("supports", arts[evidence], node)
-        for evidence, field, value in bindings:
-            a.check(evidence, field, value)
-        w.append("fitness", id=f"fit:{cid}", run=RUN, stream="evaluator", target=cid,
-                 evaluator=EVALUATOR, metric="bound values recomputed", passed=True,
-                 verdict="supported", operator="op:recompute",
-                 evidence=["ds:raw", *sorted({b[0] for b in bindings})],
-                 note=f"{len(bindings)} binding(s) equal the payload cells and an independent "
-                      "recomputation from data/airqualityuci.csv")
+    return wf_validate
 
 
 def build(out_dir: Path | None = None) -> Path:
