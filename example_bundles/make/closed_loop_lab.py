@@ -16,7 +16,8 @@ workflow nodes, recorded and inferred edges) gives the site a workflow view.
 
 The diffraction patterns are simulated (peaks from a phase model, Poisson
 noise with fixed seeds) and the analysis really runs on them: peak finding,
-reference matching and every quoted number come from the payloads.
+reference matching and every quoted number come from the payloads
+(:mod:`example_bundles.make.closed_loop_xrd`).
 Binding fields follow :mod:`example_bundles.make.bindings`.
 """
 

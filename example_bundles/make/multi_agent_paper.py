@@ -19,8 +19,9 @@ reviewer needs to tell apart:
 
 The simulation is real: the coder's ``mc_pi.py`` is run (``python -I -S``)
 and every number in the drafts and bindings is read from its outputs.  The
-critic's checks are recomputed here from the payload bytes.  Binding fields
-use the syntax documented in :mod:`example_bundles.make.bindings`.
+drafts, and the critic's checks recomputed from the payload bytes, are in
+:mod:`example_bundles.make.multi_agent_drafts`.  Binding fields use the
+syntax documented in :mod:`example_bundles.make.bindings`.
 """
 
 from __future__ import annotations
