@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import platform
 import sys
+import functools
 import time
 from contextlib import ExitStack
 
@@ -43,7 +44,7 @@ def measure(events: int, runs: int, stack: ExitStack) -> tuple[float, dict[str, 
     for name in QUERIES:
         arg = _arg(idx, name)
         rows = len(run_query(idx, name, arg).rows)
-        secs, _ = median_seconds(lambda n=name, a=arg: run_query(idx, n, a), runs)
+        secs, _ = median_seconds(functools.partial(run_query, idx, name, arg), runs)
         out[name] = (secs, rows)
     return load, out
 
