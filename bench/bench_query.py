@@ -12,9 +12,9 @@ shows as about 10x for 10x the events.
 from __future__ import annotations
 
 import argparse
+import functools
 import platform
 import sys
-import functools
 import time
 from contextlib import ExitStack
 
