@@ -27,6 +27,7 @@ from bundler.render.dot import (
     dot_source,
     safe_url,
 )
+from bundler.render.svg_fast import sanitize
 
 __all__ = ["MAX_NODES", "GraphSpec", "assert_inline_safe", "dot_source", "find_dot",
            "render_svgs"]
@@ -149,6 +150,27 @@ def postprocess(doc: str, graph: DotGraph, title: str, description: str) -> str:
     internal ``<title>n12</title>`` of nodes, edges and clusters is replaced by
     their accessible names; ids are normalised (``page0,1_`` prefixes gone).
     """
+    fast = sanitize(doc, graph.name, graph.titles, graph.hrefs, ALLOWED_TAGS, ALLOWED_ATTRS,
+                    safe_url, _esc, lambda view_box: _head(graph.name, title, description,
+                                                           view_box))
+    if fast is not None:
+        assert_inline_safe(fast, allowed_hrefs=graph.hrefs)
+        return fast
+    return _postprocess_tree(doc, graph, title, description)
+
+
+def _head(name: str, title: str, description: str, view_box: str) -> str:
+    """What :func:`_postprocess_tree` writes before the graph group, as text."""
+    parts = [f'<svg xmlns="{SVG_NS}" xmlns:xlink="{XLINK_NS}" viewBox="{_esc(view_box, True)}" '
+             f'class="rb-graph" role="img" aria-labelledby="{name}-title {name}-desc">\n']
+    for tag, text in (("title", clean_text(title)), ("desc", clean_text(description))):
+        parts.append(f'<{tag} id="{name}-{tag}">{_esc(text, False)}</{tag}>\n' if text
+                     else f'<{tag} id="{name}-{tag}"/>\n')
+    return "".join(parts)
+
+
+def _postprocess_tree(doc: str, graph: DotGraph, title: str, description: str) -> str:
+    """The reference path: parse, allow-listed copy, serialise (see :mod:`svg_fast`)."""
     start = doc.find("<svg")
     if start < 0:
         raise BundlerError(f"graph {graph.name!r}: Graphviz output has no <svg> element")

@@ -4,21 +4,35 @@ Nothing is written until verification and the graph stage are done, and
 the output is swapped in atomically, so a failed build never damages the
 previous site.  Output is a pure function of the bundle and the options:
 no timestamps, no absolute paths, sorted iteration everywhere.
+
+Rendering streams: the pages are planned as small tasks
+(:mod:`bundler.render.pages.plan`) and rendered in chunks by forked worker
+processes (:mod:`bundler.render.chunks`), each chunk with one batched
+Graphviz run, written straight to disk and dropped.  Peak memory is the
+verified bundle plus a chunk per worker, whatever the number of pages.
+
+Rebuilding into an existing site reuses every page whose inputs (and the
+code, templates, theme and Graphviz version) are unchanged, after checking
+the old file's bytes; the result is byte-identical to a cold build.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import importlib
+import gc
+import importlib.metadata
 import json
+import math
+import multiprocessing
 import os
-import re
+import platform
+import shutil
+import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from markupsafe import Markup
 
@@ -27,21 +41,38 @@ from bundler.diagnostics import Severity
 from bundler.errors import InvalidBundleError
 from bundler.graph.index import build_index
 from bundler.output import SiteWriter
-from bundler.render.environment import make_environment, theme_assets
-from bundler.render.graphviz import MAX_NODES, GraphSpec, render_svgs
-from bundler.render.highlight import pygments_css
-from bundler.render.pages.artifacts import artifact_pages, file_copy_path
-from bundler.render.pages.base import NAV, BuildContext, Page
-from bundler.render.pages.claims import claim_pages
-from bundler.render.pages.events import event_pages
-from bundler.render.pages.integrity import (
-    bundle_copy_files,
-    downloads_page,
-    integrity_page,
-    overview_page,
+from bundler.output.cache import (
+    CacheEntry,
+    Encoder,
+    PreviousSite,
+    digest_text,
+    manifest_text,
+    save_manifest,
+    tree_digest,
 )
-from bundler.render.pages.lineage import lineage_page, steering_page
-from bundler.render.pages.workflow import workflow_pages
+from bundler.render import chunks
+from bundler.render.chunks import (
+    CSP,
+    MIN_GRAPH_SCALE,
+    PageResult,
+    RenderJob,
+    SiteInfo,
+    event_key_for,
+    render_tasks,
+    size_svg,
+)
+from bundler.render.environment import (
+    PACKAGE_DIR,
+    TEMPLATES_DIR,
+    make_environment,
+    theme_assets,
+    theme_dirs,
+)
+from bundler.render.highlight import pygments_css
+from bundler.render.pages.artifacts import file_copy_path
+from bundler.render.pages.base import NAV, BuildContext
+from bundler.render.pages.integrity import bundle_copy_files
+from bundler.render.pages.plan import PageTask, final_pages, plan_pages
 from bundler.render.proofs import claim_proofs
 from bundler.render.search import search_docs_js
 from bundler.render.search_index import search_documents
@@ -50,10 +81,15 @@ from bundler.reports import TRUST_TEXT, to_json_obj, to_sarif
 from bundler.schema import schema_json
 from bundler.verify import VerificationReport, VerifyOptions, verify_bundle
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-       "img-src 'self' data:; frame-src 'self'; base-uri 'none'; form-action 'none'")
+__all__ = ["CSP", "MIN_GRAPH_SCALE", "BuildOptions", "BuildResult", "SiteInfo", "build_site",
+           "site_report_json", "size_svg"]
 
 Progress = Callable[[str, int, int], None]
+
+#: Pages per chunk: big enough that one ``dot`` start (~10 ms) per chunk is
+#: noise, small enough that workers stay evenly loaded and memory bounded.
+MAX_CHUNK = 128
+MIN_CHUNK = 8
 
 
 @dataclass(frozen=True)
@@ -67,6 +103,8 @@ class BuildOptions:
     jobs: int = 1
     severity_overrides: dict[str, Severity] = field(default_factory=dict)
     progress: Progress | None = None
+    #: Reuse unchanged pages of the site being replaced (output is identical either way).
+    incremental: bool = True
 
 
 @dataclass(frozen=True)
@@ -78,18 +116,7 @@ class BuildResult:
     bytes: int
     graphs: int
     seconds: float
-
-
-@dataclass(frozen=True)
-class SiteInfo:
-    title: str
-    description_html: Markup
-    trust: str
-    trust_label: str
-    errors: int
-    warnings: int
-    generator: str
-    nav: tuple[tuple[str, str, str], ...]
+    reused: int = 0     # pages carried over from the previous site
 
 
 def _progress(opts: BuildOptions, stage: str, done: int, total: int) -> None:
@@ -99,6 +126,8 @@ def _progress(opts: BuildOptions, stage: str, done: int, total: int) -> None:
 
 def build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> BuildResult:
     started = time.perf_counter()
+    if opts.jobs < 1:
+        raise ValueError(f"jobs must be at least 1, got {opts.jobs}")
     with ExitStack() as stack:
         vopts = VerifyOptions(trusted_keys=opts.trusted_keys,
                               severity_overrides=dict(opts.severity_overrides),
@@ -112,80 +141,9 @@ def build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Build
         ctx = BuildContext(report, idx, Linker(idx))
         ctx.proofs = claim_proofs(report.bundle, (c.seq for c in idx.claims.values()))
         _progress(opts, "graph", len(idx.by_id), len(idx.by_id))
-        pages = _collect_pages(ctx)
-        specs, owners = _graph_specs(pages)
-        _progress(opts, "layout", 0, len(specs))
-        svgs = render_svgs(specs, jobs=opts.jobs)
-        _progress(opts, "layout", len(specs), len(specs))
-        return _write(ctx, opts, pages, svgs, owners, started)
-
-
-def _collect_pages(ctx: BuildContext) -> list[Page]:
-    audit: list[Page] = []
-    try:
-        audit_mod = importlib.import_module("bundler.render.pages.audit")
-    except ModuleNotFoundError:
-        pass
-    else:
-        audit = audit_mod.audit_pages(ctx)     # fills ctx.audit_pages for the overview
-    pages = [overview_page(ctx)]
-    pages += claim_pages(ctx)
-    pages += artifact_pages(ctx)
-    pages += workflow_pages(ctx)
-    pages += [lineage_page(ctx), steering_page(ctx)]
-    pages += audit
-    pages += event_pages(ctx)
-    pages += [integrity_page(ctx)]
-    return pages
-
-
-_NAME = re.compile(r"[^A-Za-z0-9_-]+")
-_VIEWBOX = re.compile(r'^(<svg [^>]*?)viewBox="[-0-9.]+ [-0-9.]+ ([0-9.]+) ([0-9.]+)"')
-#: Graphs are shown at their natural size when they fit, shrunk to the page
-#: width when they do not, but never below this fraction of natural size
-#: (text stays readable; the figure scrolls instead).
-MIN_GRAPH_SCALE = 0.6
-
-
-def size_svg(svg: str) -> str:
-    """Give an inline graph its natural width (from the viewBox, in pt) as CSS.
-
-    Graphviz's width/height attributes are dropped by the sanitiser, so
-    without this every graph would stretch to the container: tiny graphs
-    with huge text, wide graphs with unreadable text.
-    """
-    m = _VIEWBOX.match(svg)
-    if m is None:
-        return svg
-    width_px = float(m.group(2)) * 4 / 3
-    style = (f'style="width:{width_px:.0f}px;max-width:100%;'
-             f'min-width:{min(width_px, width_px * MIN_GRAPH_SCALE):.0f}px" ')
-    return svg[:len(m.group(1))] + style + svg[len(m.group(1)):]
-
-
-def _graph_specs(pages: list[Page]) -> tuple[list[GraphSpec], dict[str, tuple[int, str]]]:
-    """Give every graph a build-unique name; remember which page and slot it fills."""
-    specs: list[GraphSpec] = []
-    owners: dict[str, tuple[int, str]] = {}
-    for i, page in enumerate(pages):
-        for spec in page.graphs:
-            name = _NAME.sub("-", page.path.removesuffix(".html")) + "--" + spec.name
-            specs.append(_capped(dataclasses.replace(spec, name=name)))
-            owners[name] = (i, spec.name)
-    return specs, owners
-
-
-def _capped(spec: GraphSpec) -> GraphSpec:
-    """Last line of defence: page producers bound their graphs, but a graph over
-    Graphviz's practical limit is cut (root kept) rather than failing the build."""
-    if len(spec.nodes) <= MAX_NODES:
-        return spec
-    keep = [n for n in spec.nodes if n.id == spec.root]
-    keep += [n for n in spec.nodes if n.id != spec.root][: MAX_NODES - len(keep)]
-    ids = {n.id for n in keep}
-    edges = [e for e in spec.edges if e.src in ids and e.dst in ids]
-    return dataclasses.replace(spec, nodes=keep, edges=edges,
-                               description=spec.description + f" (cut to {MAX_NODES} nodes)")
+        with SiteWriter(opts.output) as out:
+            return _write(ctx, opts, out, started)
+    raise AssertionError("unreachable")  # pragma: no cover (ExitStack does not swallow)
 
 
 def _site_info(ctx: BuildContext, opts: BuildOptions) -> SiteInfo:
@@ -199,46 +157,126 @@ def _site_info(ctx: BuildContext, opts: BuildOptions) -> SiteInfo:
         generator=f"review-bundler {__version__}", nav=NAV)
 
 
-def _write(ctx: BuildContext, opts: BuildOptions, pages: list[Page], svgs: dict[str, str],
-           owners: dict[str, tuple[int, str]], started: float) -> BuildResult:
+def _dot_version() -> str:
+    exe = shutil.which("dot")
+    if exe is None:
+        return "none"
+    try:
+        proc = subprocess.run([exe, "-V"], capture_output=True, timeout=30, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
+
+
+def _salt(site: SiteInfo, opts: BuildOptions, encoder: Encoder) -> str:
+    """What every page depends on besides its own inputs; any change rebuilds all."""
+    libs = []
+    for dist in ("jinja2", "markupsafe", "pygments", "markdown-it-py", "pydantic"):
+        try:
+            libs.append(f"{dist}={importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            libs.append(f"{dist}=?")
+    parts = [__version__, platform.python_version(), *libs, _dot_version(),
+             tree_digest([PACKAGE_DIR, TEMPLATES_DIR, *theme_dirs(opts.theme)]),
+             encoder.encode((site.title, str(site.description_html), site.trust,
+                             site.trust_label, site.errors, site.warnings, site.generator,
+                             site.nav)),
+             CSP, opts.base_url or ""]
+    return digest_text("\x00".join(parts))
+
+
+def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter,
+           started: float) -> BuildResult:
     env = make_environment(opts.theme)
     site = _site_info(ctx, opts)
-    per_page: dict[int, dict[str, Markup]] = {}
-    for name, svg in svgs.items():
-        i, slot = owners[name]
-        # our own SVG, sanitised by render.graphviz
-        per_page.setdefault(i, {})[slot] = Markup(size_svg(svg))
-    copies = bundle_copy_files(ctx)
-    copied = {d: f"bundle/payloads/{d.replace(':', '/')}"
-              for d, st in ctx.bundle.payloads.items() if st.state.value == "verified" and st.path}
-    pages.append(downloads_page(ctx, copied))
-    with SiteWriter(opts.output) as out:
-        for rel, src in theme_assets(opts.theme):
-            out.copy_file(f"assets/{rel}", src)
-        if not out.exists("assets/pygments.css"):
-            out.write_text("assets/pygments.css", pygments_css())
-        for n, page in enumerate(pages):
-            out.write_text(page.path, _render(env, page, site, per_page.get(n, {}), opts))
-            if n % 200 == 0:
-                _progress(opts, "pages", n, len(pages))
-        out.write_text("search/docs.js", search_docs_js(search_documents(ctx)))
-        for site_path, rel in copies:
-            out.copy_file(site_path, ctx.bundle.root / rel)
-        for digest, st in sorted(ctx.bundle.payloads.items()):
-            extra = file_copy_path(digest, st.media_type)
-            if extra and st.state.value == "verified" and st.path:
-                out.copy_file(extra, ctx.bundle.root / st.path)
-        for seq, proof in sorted(ctx.proofs.items()):
-            claim = ctx.idx.by_id.get(ctx.bundle.events[_event_pos(ctx, seq)].id)
-            if claim is not None:
-                out.write_text(f"proofs/{slug(claim.id)}.tlog-proof", proof)
-        out.write_text("report/validation.json", site_report_json(ctx.report))
-        out.write_text("report/validation.sarif", to_sarif(ctx.report))
-        out.write_text("schema/review-bundle.schema.json", schema_json())
-        files, size = len(out.written) + 1, out.bytes_written
-        target = out.commit()
-    return BuildResult(target, ctx.report, len(pages), files, size, len(svgs),
-                       time.perf_counter() - started)
+    event_key = event_key_for(ctx.bundle)
+    encoder = Encoder(event_key) if opts.incremental and event_key is not None else None
+    salt = _salt(site, opts, Encoder(None))
+    previous = None
+    if encoder is not None and out.previous is not None:
+        previous = PreviousSite.load(out.previous, salt)
+    job = RenderJob(ctx=ctx, env=env, site=site, base_url=opts.base_url, out_root=out.tmp,
+                    salt=salt, encoder=encoder, previous=previous)
+    tasks = plan_pages(ctx)
+    last = final_pages()
+    for task in (*tasks, *last):
+        out.reserve(task.path)
+    for name in sorted(env.list_templates(filter_func=lambda n: n.endswith(".html"))):
+        env.get_template(name)     # compile once, before the workers fork
+    results: list[PageResult] = []
+    total = len(tasks) + len(last)
+    for result in _render_all(job, tasks, opts, lambda: _write_files(ctx, opts, out)):
+        results.append(result)
+        if len(results) % 200 == 0:
+            _progress(opts, "pages", len(results), total)
+    ctx.audit_pages = [(r.facts["name"], r.path, r.facts["rows"])
+                       for r in results if "rows" in r.facts]
+    results += render_tasks(job, last)
+    _progress(opts, "pages", len(results), total)
+    entries = {}
+    for r in results:
+        out.record(r.size)
+        if r.fingerprint:
+            entries[r.path] = CacheEntry(r.fingerprint, r.digest)
+    files, size = len(out.written) + 1, out.bytes_written
+    target = out.commit()
+    if encoder is not None:
+        save_manifest(target, manifest_text(salt, entries))
+    return BuildResult(target, ctx.report, len(results), files, size,
+                       sum(r.graphs for r in results), time.perf_counter() - started,
+                       sum(1 for r in results if r.reused))
+
+
+def _chunked(tasks: list[PageTask], jobs: int) -> list[list[PageTask]]:
+    size = max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(len(tasks) / (jobs * 16))))
+    return [tasks[i:i + size] for i in range(0, len(tasks), size)]
+
+
+def _render_all(job: RenderJob, tasks: list[PageTask], opts: BuildOptions,
+                meanwhile: Callable[[], None]) -> Iterator[PageResult]:
+    """Results in task order; ``meanwhile`` runs in this process while workers render."""
+    parts = _chunked(tasks, opts.jobs)
+    if opts.jobs == 1 or len(parts) < 2:
+        meanwhile()
+        for part in parts:
+            yield from render_tasks(job, part)
+        return
+    chunks.JOB = job
+    gc.collect()
+    gc.freeze()     # workers share the bundle copy-on-write; keep their GC off its pages
+    pool = ProcessPoolExecutor(max_workers=opts.jobs,
+                               mp_context=multiprocessing.get_context("fork"))
+    try:
+        pending = pool.map(chunks.run_chunk, parts)
+        meanwhile()
+        for done in pending:
+            yield from done
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)   # a failure stops the rest at once
+        gc.unfreeze()
+        chunks.JOB = None
+
+
+def _write_files(ctx: BuildContext, opts: BuildOptions, out: SiteWriter) -> None:
+    """Everything that is not a rendered page: assets, copies, proofs, search, reports."""
+    for rel, src in theme_assets(opts.theme):
+        out.copy_file(f"assets/{rel}", src)
+    if not out.exists("assets/pygments.css"):
+        out.write_text("assets/pygments.css", pygments_css())
+    out.write_text("search/docs.js", search_docs_js(search_documents(ctx)))
+    for site_path, rel in bundle_copy_files(ctx):
+        out.copy_file(site_path, ctx.bundle.root / rel)
+    for digest, st in sorted(ctx.bundle.payloads.items()):
+        extra = file_copy_path(digest, st.media_type)
+        if extra and st.state.value == "verified" and st.path:
+            out.copy_file(extra, ctx.bundle.root / st.path)
+    for seq, proof in sorted(ctx.proofs.items()):
+        claim = ctx.idx.by_id.get(ctx.bundle.events[_event_pos(ctx, seq)].id)
+        if claim is not None:
+            out.write_text(f"proofs/{slug(claim.id)}.tlog-proof", proof)
+    out.write_text("report/validation.json", site_report_json(ctx.report))
+    out.write_text("report/validation.sarif", to_sarif(ctx.report))
+    out.write_text("schema/review-bundle.schema.json", schema_json())
 
 
 def site_report_json(report: VerificationReport) -> str:
@@ -258,13 +296,3 @@ def _event_pos(ctx: BuildContext, seq: int) -> int:
     if seq < len(events) and events[seq].seq == seq:
         return seq
     return next(i for i, e in enumerate(events) if e.seq == seq)
-
-
-def _render(env: Any, page: Page, site: SiteInfo, svg: dict[str, Markup],
-            opts: BuildOptions) -> str:
-    template = env.get_template(page.template)
-    return str(template.render(
-        page=page, site=site, root=page.root, csp=CSP, svg=svg,
-        canonical=(opts.base_url.rstrip("/") + "/" + page.path) if opts.base_url else None,
-        **page.context,
-    ))

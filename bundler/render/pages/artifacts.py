@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 from bundler.graph.index import fitness_value
 from bundler.graph.paths import lineage_graph
 from bundler.model.events import ClaimEvent, IndividualEvent
-from bundler.render.pages.base import BuildContext, Page, graph_spec
+from bundler.render.highlight import pick_lexer
+from bundler.render.pages.base import BuildContext, Deferred, Page, graph_spec
 from bundler.render.urls import artifact_href, event_href, payload_href, slug
-from bundler.render.viewers import Viewer, render_payload
+from bundler.render.viewers import Viewer, render_payload, viewer_category
 from bundler.verify.result import PayloadState
 
 #: Media types whose bytes must be served with a matching file extension on
@@ -18,11 +20,39 @@ from bundler.verify.result import PayloadState
 EXTENSION_COPIES = {"image/svg+xml": "svg"}
 
 
+#: Text shown (and highlighted) for source code: Pygments needs ~8 ms per KiB
+#: here, so one page never spends more than ~0.25 s colouring; the rest is a link.
+CODE_MAX_BYTES = 32_768
+#: Everything else that is shown as text, a tree or a table.
+TEXT_MAX_BYTES = 262_144
+#: JSON and CSV viewers parse/count up to 4x what they show (viewers_json/table).
+PARSE_FACTOR = 4
+#: Bundles with more artifacts than this draw lineage graphs selectively.
+LINEAGE_GRAPH_ARTIFACTS = 1_000
+#: Viewer HTML reused across artifacts that share a payload (per process, oldest out).
+_VIEWER_MEMO_BYTES = 32 << 20
+_viewer_memo: dict[tuple[object, ...], Viewer | None] = {}
+_viewer_memo_bytes = 0
+
+
 def artifact_pages(ctx: BuildContext) -> list[Page]:
-    arts = [i for i in ctx.idx.individuals.values() if not isinstance(i, ClaimEvent)]
+    arts = artifacts(ctx)
     pages = [_index(ctx, arts)]
     pages += [_artifact(ctx, a) for a in arts]
     return pages
+
+
+def artifacts(ctx: BuildContext) -> list[IndividualEvent]:
+    """Individuals that are not claims, in log order."""
+    return [i for i in ctx.idx.individuals.values() if not isinstance(i, ClaimEvent)]
+
+
+def artifacts_index_page(ctx: BuildContext) -> Page:
+    return _index(ctx, artifacts(ctx))
+
+
+def artifact_page(ctx: BuildContext, art_id: str) -> Page:
+    return _artifact(ctx, ctx.idx.individuals[art_id])
 
 
 def _index(ctx: BuildContext, arts: list[IndividualEvent]) -> Page:
@@ -48,18 +78,56 @@ def file_copy_path(digest: str, media_type: str) -> str | None:
     return f"files/{digest.partition(':')[2]}.{ext}" if ext else None
 
 
-def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Viewer | None:
+def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Deferred | None:
+    """The payload viewer, computed only if the page is rendered (not reused).
+
+    Its key names every input: the payload commitment (bytes are verified
+    against the digest), how it is shown, and where the full file is.
+    """
     if art.payload is None:
         return None
+    payload = art.payload
     status = ctx.idx.payload_status(art)
-    root = "../" * path.count("/")
     if status is None or status.state is not PayloadState.VERIFIED or status.path is None:
-        return render_payload(None, art.payload.media_type, art.payload.name, file_href=None)
+        key: tuple[object, ...] = ("unavailable", payload.media_type, payload.name)
+        return Deferred(key, lambda: _memo(key, lambda: render_payload(
+            None, payload.media_type, payload.name, file_href=None)))
     src = ctx.bundle.root / status.path
-    copy = file_copy_path(art.payload.digest, art.payload.media_type)
-    href = root + (copy or payload_href(art.payload.digest))
-    return render_payload(_read_head(src, 262_144 * 4), art.payload.media_type,
-                          art.payload.name, file_href=href, total_size=art.payload.size)
+    copy = file_copy_path(payload.digest, payload.media_type)
+    href = "../" * path.count("/") + (copy or payload_href(payload.digest))
+    category = viewer_category(payload.media_type, payload.name)
+    shown = CODE_MAX_BYTES if category == "code" else TEXT_MAX_BYTES
+    head = shown * PARSE_FACTOR if category in ("json", "csv") else shown
+    key = ("verified", payload.digest, payload.size, payload.media_type, payload.name, href,
+           shown, head)
+
+    def memo_key() -> tuple[object, ...]:
+        # A code viewer depends on the file name only through the lexer it picks,
+        # and versions of one program share bytes under different names.
+        if category != "code":
+            return key
+        lexer = type(pick_lexer(payload.name, payload.media_type))
+        return (*key[:4], f"{lexer.__module__}.{lexer.__qualname__}", *key[5:])
+
+    return Deferred(key, lambda: _memo(memo_key(), lambda: render_payload(
+        _read_head(src, head), payload.media_type, payload.name, file_href=href,
+        max_bytes=shown, total_size=payload.size)))
+
+
+def _memo(key: tuple[object, ...], make: Callable[[], Viewer | None]) -> Viewer | None:
+    """Artifacts often share a payload: render it once per process (bounded by bytes)."""
+    global _viewer_memo_bytes
+    if key in _viewer_memo:
+        return _viewer_memo[key]
+    value = make()
+    size = len(value.html) if value is not None else 0
+    while _viewer_memo and _viewer_memo_bytes + size > _VIEWER_MEMO_BYTES:
+        old = _viewer_memo.pop(next(iter(_viewer_memo)))
+        _viewer_memo_bytes -= len(old.html) if old is not None else 0
+    if size <= _VIEWER_MEMO_BYTES:
+        _viewer_memo[key] = value
+        _viewer_memo_bytes += size
+    return value
 
 
 def _read_head(path: Path, limit: int) -> bytes:
@@ -68,12 +136,28 @@ def _read_head(path: Path, limit: int) -> bytes:
         return fh.read(limit)
 
 
+def wants_lineage_graph(ctx: BuildContext, art: IndividualEvent) -> bool:
+    """Draw an artifact's lineage graph only where it helps a reviewer.
+
+    In a bundle with at most ``LINEAGE_GRAPH_ARTIFACTS`` artifacts, every
+    artifact gets one.  In a bigger bundle (an evolutionary search has
+    hundreds of thousands of candidates, and each graph costs a Graphviz
+    layout) only artifacts that a claim cites as evidence or that entered an
+    archive get a graph; the others still list their producing operator and
+    parents on the page, which is what the graph would show.
+    """
+    idx = ctx.idx
+    if len(idx.individuals) - len(idx.claims) <= LINEAGE_GRAPH_ARTIFACTS:
+        return True
+    return art.id in idx.cited_by or art.id in idx.archive_memberships
+
+
 def _artifact(ctx: BuildContext, art: IndividualEvent) -> Page:
     idx = ctx.idx
     path = artifact_href(art.id)
-    lin = lineage_graph(idx, art.id, max_nodes=40)
     graphs = []
-    if len(lin.nodes) > 1:
+    lin = lineage_graph(idx, art.id, max_nodes=40) if wants_lineage_graph(ctx, art) else None
+    if lin is not None and len(lin.nodes) > 1:
         graphs.append(graph_spec(ctx, lin, name="lineage", title=f"Lineage of {art.id}",
                                  description="Operators, parents and earlier versions this "
                                  "artifact derives from.", page_path=path))

@@ -103,28 +103,35 @@ def _claim_trace(ctx: BuildContext, qd: QueryDef) -> Page:
 
 
 def audit_pages(ctx: BuildContext) -> list[Page]:
-    pages: list[Page] = []
+    """Every audit page, index first; fills ``ctx.audit_pages`` for the overview."""
+    pages = [audit_query_page(ctx, name) for name in QUERIES]
+    ctx.audit_pages = [(p.facts["name"], p.path, p.facts["rows"]) for p in pages]
+    return [audit_index_page(ctx), *pages]
+
+
+def audit_query_page(ctx: BuildContext, name: str) -> Page:
+    """One query's page; ``facts`` carry its name and the row count the overview shows
+    (lookups count 0: they are not findings)."""
+    qd = QUERIES[name]
+    if name == "claim-trace":
+        page, count = _claim_trace(ctx, qd), 0
+    elif name == "introduced-by":
+        page, count = _page(ctx, qd, first_statements(ctx.idx)), 0
+    else:
+        result = run_query(ctx.idx, name, None)
+        page, count = _page(ctx, qd, result), len(result.rows)
+    page.facts.update(name=name, rows=count)
+    return page
+
+
+def audit_index_page(ctx: BuildContext) -> Page:
+    """The list of queries with their counts, from ``ctx.audit_pages``."""
     entries: list[dict[str, Any]] = []
-    found: list[tuple[str, str, int]] = []
-    for name, qd in QUERIES.items():
-        href = f"audit/{name}.html"
-        if name == "claim-trace":
-            page = _claim_trace(ctx, qd)
-            count = 0
-        elif name == "introduced-by":
-            page = _page(ctx, qd, first_statements(ctx.idx))
-            count = 0
-        else:
-            result = run_query(ctx.idx, name, None)
-            page = _page(ctx, qd, result)
-            count = len(result.rows)
-        pages.append(page)
-        found.append((name, href, count))
+    for name, href, count in ctx.audit_pages:
+        qd = QUERIES[name]
         entries.append({"name": name, "href": href, "summary": qd.summary, "arg": qd.arg,
                         "rows": count, "lookup": name in LOOKUPS})
-    ctx.audit_pages = found
-    index = Page("audit/index.html", "pages/audit_index.html", "Audit queries", "audit",
-                 {"entries": entries,
-                  "with_rows": sum(1 for e in entries if e["rows"] and not e["lookup"])},
-                 breadcrumbs=[("Overview", "index.html"), ("Audit", None)])
-    return [index, *pages]
+    return Page("audit/index.html", "pages/audit_index.html", "Audit queries", "audit",
+                {"entries": entries,
+                 "with_rows": sum(1 for e in entries if e["rows"] and not e["lookup"])},
+                breadcrumbs=[("Overview", "index.html"), ("Audit", None)])

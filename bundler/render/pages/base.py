@@ -9,9 +9,12 @@ from typing import Any
 from bundler.graph.index import BundleIndex, ClaimStatus
 from bundler.graph.paths import EvidenceGraph
 from bundler.model.events import ClaimEvent
+from bundler.output.cache import Deferred
 from bundler.render.graphviz import GraphSpec
 from bundler.render.urls import Linker, RelativeLinker
 from bundler.verify.result import LoadedBundle, VerificationReport
+
+__all__ = ["NAV", "STATUS_TEXT", "BuildContext", "Deferred", "Page", "Ref", "graph_spec"]
 
 NAV: tuple[tuple[str, str, str], ...] = (
     ("overview", "Overview", "index.html"),
@@ -36,6 +39,9 @@ class Page:
     context: dict[str, Any] = field(default_factory=dict)
     graphs: list[GraphSpec] = field(default_factory=list)
     breadcrumbs: list[tuple[str, str | None]] = field(default_factory=list)
+    #: Facts for the builder that are not page content (e.g. an audit query's row
+    #: count for the overview); never rendered, never fingerprinted.
+    facts: dict[str, Any] = field(default_factory=dict)
 
     @property
     def root(self) -> str:

@@ -22,6 +22,15 @@ def claim_pages(ctx: BuildContext) -> list[Page]:
     return pages
 
 
+def claims_index_page(ctx: BuildContext) -> Page:
+    return _index(ctx, ctx.idx.claims_by_status())
+
+
+def claim_page(ctx: BuildContext, claim_id: str) -> Page:
+    claim = ctx.idx.claims[claim_id]
+    return _claim(ctx, claim, ctx.idx.claim_status(claim))
+
+
 def _index(ctx: BuildContext, rows: list[tuple[ClaimEvent, ClaimStatus]]) -> Page:
     path = "claims/index.html"
     counts = Counter(s for _, s in rows)

@@ -67,44 +67,56 @@ def summary(ev: EventBase) -> str:
 
 
 def event_pages(ctx: BuildContext) -> list[Page]:
+    return [events_index_page(ctx)] + [events_page(ctx, p) for p in range(n_event_pages(ctx))]
+
+
+def n_event_pages(ctx: BuildContext) -> int:
+    return max(1, (len(ctx.bundle.events) + EVENTS_PER_PAGE - 1) // EVENTS_PER_PAGE)
+
+
+def events_page(ctx: BuildContext, p: int) -> Page:
+    """Page ``p`` (0-based) of the log: ``EVENTS_PER_PAGE`` events with their refs."""
     events = ctx.bundle.events
-    n_pages = max(1, (len(events) + EVENTS_PER_PAGE - 1) // EVENTS_PER_PAGE)
-    pages = []
+    n_pages = n_event_pages(ctx)
+    chunk = events[p * EVENTS_PER_PAGE:(p + 1) * EVENTS_PER_PAGE]
+    path = event_page(p * EVENTS_PER_PAGE)
+    rows: list[dict[str, Any]] = []
+    for ev in chunk:
+        refs = []
+        for field, target, _allowed, _d in references(ev):
+            if field in ("run", "stream"):
+                continue
+            refs.append({"field": field, "ref": ctx.ref(target, path)})
+        raw = ev.raw if isinstance(ev, TraceRecordEvent) else None
+        rows.append({
+            "ev": ev, "summary": summary(ev), "leaf": ctx.bundle.leaf_hash(ev.seq).hex()
+            if (ev.seq + 1) * 32 <= len(ctx.bundle.leaf_hashes) else "",
+            "line": ctx.bundle.event_lines.get(ev.seq),
+            "refs": refs[:30], "more_refs": max(0, len(refs) - 30),
+            "self": ctx.ref(ev.id, path) if ev.type in ("claim", "individual",
+                                                        "workflow_node") else None,
+            "raw": raw[:RAW_PREVIEW] if raw is not None else None,
+            "raw_truncated": raw is not None and len(raw) > RAW_PREVIEW,
+        })
+    first = chunk[0].seq if chunk else 0
+    last = chunk[-1].seq if chunk else 0
+    return Page(path, "pages/events.html", f"Events {first}–{last}", "events", {
+        "rows": rows, "page_no": p + 1, "n_pages": n_pages,
+        "prev": event_page((p - 1) * EVENTS_PER_PAGE).removeprefix("events/") if p else None,
+        "next": event_page((p + 1) * EVENTS_PER_PAGE).removeprefix("events/")
+        if p + 1 < n_pages else None,
+    }, breadcrumbs=[("Overview", "index.html"), ("Events", "events/index.html"),
+                    (f"Page {p + 1}", None)])
+
+
+def events_index_page(ctx: BuildContext) -> Page:
+    events = ctx.bundle.events
     index_rows = []
-    for p in range(n_pages):
+    for p in range(n_event_pages(ctx)):
         chunk = events[p * EVENTS_PER_PAGE:(p + 1) * EVENTS_PER_PAGE]
-        path = event_page(p * EVENTS_PER_PAGE)
-        rows: list[dict[str, Any]] = []
-        for ev in chunk:
-            refs = []
-            for field, target, _allowed, _d in references(ev):
-                if field in ("run", "stream"):
-                    continue
-                refs.append({"field": field, "ref": ctx.ref(target, path)})
-            raw = ev.raw if isinstance(ev, TraceRecordEvent) else None
-            rows.append({
-                "ev": ev, "summary": summary(ev), "leaf": ctx.bundle.leaf_hash(ev.seq).hex()
-                if (ev.seq + 1) * 32 <= len(ctx.bundle.leaf_hashes) else "",
-                "line": ctx.bundle.event_lines.get(ev.seq),
-                "refs": refs[:30], "more_refs": max(0, len(refs) - 30),
-                "self": ctx.ref(ev.id, path) if ev.type in ("claim", "individual",
-                                                            "workflow_node") else None,
-                "raw": raw[:RAW_PREVIEW] if raw is not None else None,
-                "raw_truncated": raw is not None and len(raw) > RAW_PREVIEW,
-            })
-        first = chunk[0].seq if chunk else 0
-        last = chunk[-1].seq if chunk else 0
-        index_rows.append({"href": path.removeprefix("events/"), "first": first, "last": last,
-                           "n": len(chunk)})
-        pages.append(Page(path, "pages/events.html", f"Events {first}–{last}", "events", {
-            "rows": rows, "page_no": p + 1, "n_pages": n_pages,
-            "prev": event_page((p - 1) * EVENTS_PER_PAGE).removeprefix("events/") if p else None,
-            "next": event_page((p + 1) * EVENTS_PER_PAGE).removeprefix("events/")
-            if p + 1 < n_pages else None,
-        }, breadcrumbs=[("Overview", "index.html"), ("Events", "events/index.html"),
-                        (f"Page {p + 1}", None)]))
-    pages.insert(0, Page("events/index.html", "pages/events_index.html", "Event log", "events",
-                         {"pages": index_rows, "total": len(events),
-                          "per_page": EVENTS_PER_PAGE},
-                         breadcrumbs=[("Overview", "index.html"), ("Events", None)]))
-    return pages
+        index_rows.append({"href": event_page(p * EVENTS_PER_PAGE).removeprefix("events/"),
+                           "first": chunk[0].seq if chunk else 0,
+                           "last": chunk[-1].seq if chunk else 0, "n": len(chunk)})
+    return Page("events/index.html", "pages/events_index.html", "Event log", "events",
+                {"pages": index_rows, "total": len(events), "per_page": EVENTS_PER_PAGE},
+                breadcrumbs=[("Overview", "index.html"), ("Events", None)])

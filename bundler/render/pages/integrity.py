@@ -55,6 +55,12 @@ def integrity_page(ctx: BuildContext) -> Page:
     }, breadcrumbs=[("Overview", "index.html"), ("Integrity", None)])
 
 
+def shipped_payloads(ctx: BuildContext) -> dict[str, str]:
+    """digest -> path (from the site root) of every payload the site ships: verified only."""
+    return {d: payload_href(d) for d, st in ctx.bundle.payloads.items()
+            if st.state.value == "verified" and st.path}
+
+
 def downloads_page(ctx: BuildContext, copied: dict[str, str]) -> Page:
     """``copied`` maps digest -> path (from site root) of payloads shipped in the site."""
     rows = []

@@ -1,0 +1,218 @@
+"""Render a chunk of planned pages: contexts, one Graphviz run, templates, files.
+
+This is the unit of parallel work.  A worker process (forked from the
+builder, so it shares the verified bundle and its index copy-on-write) takes
+a chunk of :class:`~bundler.render.pages.plan.PageTask`, and for each page:
+
+1. builds its context (only now: memory does not grow with the site);
+2. fingerprints its inputs and, when the previous site holds the same page
+   with the same fingerprint and intact bytes, links that file instead;
+3. lays out the graphs of every page still to render in ONE ``dot`` run;
+4. renders the template and writes the file into the writer's temporary
+   folder (the builder reserved the path, so collisions were refused earlier).
+
+It returns only small :class:`PageResult` records; the page itself is dropped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from markupsafe import Markup
+
+from bundler.model.events import EventBase
+from bundler.output.cache import (
+    Deferred,
+    Encoder,
+    EventKey,
+    PreviousSite,
+    Uncacheable,
+    fingerprint,
+)
+from bundler.render.graphviz import MAX_NODES, GraphSpec, render_svgs
+from bundler.render.pages.base import BuildContext, Page
+from bundler.render.pages.plan import PageTask, make_page
+from bundler.verify.result import LoadedBundle
+
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+       "img-src 'self' data:; frame-src 'self'; base-uri 'none'; form-action 'none'")
+
+
+@dataclass(frozen=True)
+class SiteInfo:
+    title: str
+    description_html: Markup
+    trust: str
+    trust_label: str
+    errors: int
+    warnings: int
+    generator: str
+    nav: tuple[tuple[str, str, str], ...]
+
+
+@dataclass
+class RenderJob:
+    """Everything a worker needs; built by the builder before the workers fork."""
+
+    ctx: BuildContext
+    env: jinja2.Environment
+    site: SiteInfo
+    base_url: str | None
+    out_root: Path                   # the writer's temporary folder
+    salt: str                        # code, templates, theme, Graphviz, site-wide values
+    encoder: Encoder | None          # None: fingerprints are not computed at all
+    previous: PreviousSite | None    # pages that may be reused
+    dot: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PageResult:
+    path: str
+    fingerprint: str          # "" when the page could not be fingerprinted
+    digest: str               # SHA-256 of the bytes written
+    size: int
+    graphs: int
+    reused: bool
+    facts: dict[str, Any]
+
+
+#: The job a forked worker inherited (set by the builder just before forking).
+JOB: RenderJob | None = None
+
+
+def run_chunk(tasks: list[PageTask]) -> list[PageResult]:
+    """Worker entry point (must be a module-level function to be picklable)."""
+    assert JOB is not None, "render job not set before the workers were started"
+    return render_tasks(JOB, tasks)
+
+
+def event_key_for(bundle: LoadedBundle) -> EventKey | None:
+    """Events fingerprint as the leaf hash of their line, when seq -> line is one-to-one.
+
+    A log with repeated seq numbers (an invalid bundle) gets no event keys and
+    hence no page cache: correctness first, such bundles are small anyway.
+    """
+    lines, leaves = bundle.event_lines, bundle.leaf_hashes
+    if len(lines) != len(bundle.events):
+        return None
+
+    def key(obj: Any) -> bytes | None:
+        if not isinstance(obj, EventBase):
+            return None
+        line = lines.get(obj.seq)
+        if line is None or line * 32 > len(leaves):
+            return None
+        return bytes(leaves[(line - 1) * 32:line * 32])
+
+    return key
+
+
+def render_tasks(job: RenderJob, tasks: list[PageTask]) -> list[PageResult]:
+    pages = [make_page(job.ctx, t) for t in tasks]
+    results: dict[int, PageResult] = {}
+    fps: list[str] = []
+    todo: list[int] = []
+    for i, page in enumerate(pages):
+        fp = _fingerprint(job, page)
+        fps.append(fp)
+        if fp and job.previous is not None and \
+                job.previous.reuse(page.path, fp, job.out_root / page.path):
+            entry = job.previous.entries[page.path]
+            size = (job.out_root / page.path).stat().st_size
+            results[i] = PageResult(page.path, fp, entry.digest, size, len(page.graphs), True,
+                                    page.facts)
+        else:
+            todo.append(i)
+    svgs = _layout([pages[i] for i in todo], job.dot)
+    for i in todo:
+        page = pages[i]
+        data = render_page(job, page, svgs.get(page.path, {})).encode("utf-8")
+        (job.out_root / page.path).write_bytes(data)
+        results[i] = PageResult(page.path, fps[i], hashlib.sha256(data).hexdigest(), len(data),
+                                len(page.graphs), False, page.facts)
+    return [results[i] for i in range(len(pages))]
+
+
+def _fingerprint(job: RenderJob, page: Page) -> str:
+    if job.encoder is None:
+        return ""
+    graphs = [(s.name, s.title, s.description, list(s.nodes), list(s.edges), s.root,
+               s.rankdir, {k: list(v) for k, v in s.clusters.items()},
+               [s.href(n.id) for n in s.nodes]) for s in page.graphs]
+    try:
+        return fingerprint(job.encoder, job.salt, (
+            page.template, page.path, page.title, page.key, page.breadcrumbs, page.context,
+            graphs))
+    except Uncacheable:
+        return ""
+
+
+_NAME = re.compile(r"[^A-Za-z0-9_-]+")
+
+
+def _layout(pages: list[Page], dot: str | None) -> dict[str, dict[str, Markup]]:
+    """page path -> slot -> sized inline SVG, for all ``pages`` in one batch."""
+    specs: list[GraphSpec] = []
+    owners: dict[str, tuple[str, str]] = {}
+    for page in pages:
+        for spec in page.graphs:
+            name = _NAME.sub("-", page.path.removesuffix(".html")) + "--" + spec.name
+            specs.append(capped(dataclasses.replace(spec, name=name)))
+            owners[name] = (page.path, spec.name)
+    out: dict[str, dict[str, Markup]] = {}
+    for name, svg in render_svgs(specs, jobs=1, dot=dot).items():
+        path, slot = owners[name]
+        out.setdefault(path, {})[slot] = Markup(size_svg(svg))  # sanitised by render.graphviz
+    return out
+
+
+def capped(spec: GraphSpec) -> GraphSpec:
+    """Last line of defence: page producers bound their graphs, but a graph over
+    Graphviz's practical limit is cut (root kept) rather than failing the build."""
+    if len(spec.nodes) <= MAX_NODES:
+        return spec
+    keep = [n for n in spec.nodes if n.id == spec.root]
+    keep += [n for n in spec.nodes if n.id != spec.root][: MAX_NODES - len(keep)]
+    ids = {n.id for n in keep}
+    edges = [e for e in spec.edges if e.src in ids and e.dst in ids]
+    return dataclasses.replace(spec, nodes=keep, edges=edges,
+                               description=spec.description + f" (cut to {MAX_NODES} nodes)")
+
+
+_VIEWBOX = re.compile(r'^(<svg [^>]*?)viewBox="[-0-9.]+ [-0-9.]+ ([0-9.]+) ([0-9.]+)"')
+#: Graphs are shown at their natural size when they fit, shrunk to the page
+#: width when they do not, but never below this fraction of natural size
+#: (text stays readable; the figure scrolls instead).
+MIN_GRAPH_SCALE = 0.6
+
+
+def size_svg(svg: str) -> str:
+    """Give an inline graph its natural width (from the viewBox, in pt) as CSS.
+
+    Graphviz's width/height attributes are dropped by the sanitiser, so
+    without this every graph would stretch to the container: tiny graphs
+    with huge text, wide graphs with unreadable text.
+    """
+    m = _VIEWBOX.match(svg)
+    if m is None:
+        return svg
+    width_px = float(m.group(2)) * 4 / 3
+    style = (f'style="width:{width_px:.0f}px;max-width:100%;'
+             f'min-width:{min(width_px, width_px * MIN_GRAPH_SCALE):.0f}px" ')
+    return svg[:len(m.group(1))] + style + svg[len(m.group(1)):]
+
+
+def render_page(job: RenderJob, page: Page, svg: dict[str, Markup]) -> str:
+    context = {k: (v.make() if isinstance(v, Deferred) else v) for k, v in page.context.items()}
+    template = job.env.get_template(page.template)
+    return str(template.render(
+        page=page, site=job.site, root=page.root, csp=CSP, svg=svg,
+        canonical=(job.base_url.rstrip("/") + "/" + page.path) if job.base_url else None,
+        **context,
+    ))

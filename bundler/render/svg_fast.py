@@ -1,0 +1,335 @@
+"""Single-pass sanitiser for Graphviz SVG: the fast path of ``graphviz.postprocess``.
+
+The reference path parses the document with ElementTree, copies it through
+an allow-list and serialises the copy; for a site with a hundred thousand
+graphs that costs minutes.  This module tokenises the markup once with a
+regular expression and applies the *same* allow-list rules while writing
+the output, producing byte-for-byte the reference result.
+
+It only accepts the small, regular subset of XML that Graphviz writes:
+double-quoted attributes, the five predefined entities and numeric
+character references, comments, the SVG and XLink namespaces declared on
+the root and nowhere else.  Anything outside that subset - and anything the
+reference path would reject - makes :func:`sanitize` return ``None``, and the
+caller runs the reference path, which then produces the same markup or
+raises the same error.  So this is an optimisation, never a second policy;
+the tests compare both paths on every graph of the example and synthetic
+sites, and the final :func:`~bundler.render.graphviz.assert_inline_safe`
+check runs on either result.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+SVG_NS = "http://www.w3.org/2000/svg"
+XLINK_NS = "http://www.w3.org/1999/xlink"
+
+#: A tag (with the layout whitespace after it), a comment, or character data.
+_TOKEN = re.compile(
+    r'<(/?)([A-Za-z_][A-Za-z0-9_.:-]*)((?:\s+[A-Za-z_][A-Za-z0-9_.:-]*\s*=\s*"[^"<]*")*)\s*(/?)>'
+    r'([ \t\n]*)|<!--(.*?)-->([ \t\n]*)|([^<]+)', re.DOTALL)
+_ATTR = re.compile(r'\s+([A-Za-z_][A-Za-z0-9_.:-]*)\s*=\s*"([^"<]*)"')
+# Characters XML 1.0 forbids, plus \r (expat would normalise line ends; we do not).
+_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0d\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_ENTITY = re.compile(r"&(?:#([0-9]{1,7})|#x([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos));")
+_XL_TITLE = f"{{{XLINK_NS}}}title"
+_XL_HREF = f"{{{XLINK_NS}}}href"
+_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
+
+
+_PLAIN_ATTRS = ("transform|points|d|fill|stroke|stroke-width|stroke-dasharray|stroke-opacity|"
+                "fill-opacity|cx|cy|rx|ry|r|x|y|x1|y1|x2|y2|width|height|text-anchor|"
+                "font-family|font-size|font-weight|font-style|viewBox|id")
+#: Elements whose allow-listed copy is their own token: no title logic (``g``
+#: only without a class), plain attribute values, one space before each.
+_SIMPLE = re.compile(
+    rf'<(?:(?:path|polygon|polyline|ellipse|circle|rect|line|text|tspan)'
+    rf'(?: (?:{_PLAIN_ATTRS}|class)="[^"&<>\t\n\r]*")*'
+    rf'|g(?: (?:{_PLAIN_ATTRS})="[^"&<>\t\n\r]*")*)/?>')
+
+
+class _Reject(Exception):
+    """Outside the subset: let the reference path decide."""
+
+
+def _char(code: int) -> str:
+    if code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD \
+            or 0x10000 <= code <= 0x10FFFF:
+        return chr(code)
+    raise _Reject
+
+
+def _entity(m: re.Match[str]) -> str:
+    if m.group(3):
+        return _NAMED[m.group(3)]
+    return _char(int(m.group(1)) if m.group(1) else int(m.group(2), 16))
+
+
+def _decode(text: str) -> str:
+    if "&" not in text:
+        return text
+    decoded = _ENTITY.sub(_entity, text)
+    if "&" in _ENTITY.sub("", text):
+        raise _Reject   # a bare '&' or an entity XML does not predefine
+    return decoded
+
+
+def _attrs(raw: str, root: bool, xlink: bool) -> dict[str, str]:
+    """Attribute name (``{ns}local`` for XLink) -> decoded, whitespace-normalised value.
+
+    On the root, ``xmlns`` must be SVG's and ``xmlns:xlink`` (if any) XLink's;
+    they are returned under their own names.  Elsewhere namespace declarations
+    are refused, and ``xlink:`` needs ``xlink`` (declared on the root).
+    """
+    out: dict[str, str] = {}
+    for name, value in _ATTR.findall(raw):
+        if root and name in ("xmlns", "xmlns:xlink"):
+            if value != (SVG_NS if name == "xmlns" else XLINK_NS) or name in out:
+                raise _Reject
+            out[name] = value
+            continue
+        if name.startswith("xlink:") and name.count(":") == 1 and (xlink or root):
+            key = f"{{{XLINK_NS}}}{name[6:]}"
+        elif ":" in name or name == "xmlns":
+            raise _Reject
+        else:
+            key = name
+        if key in out:
+            raise _Reject
+        out[key] = _decode(value.replace("\t", " ").replace("\n", " "))
+    return out
+
+
+class _Frame:
+    __slots__ = ("emit", "mode", "opened", "seen_child", "tag", "tail_kept", "title")
+
+    def __init__(self, tag: str, emit: bool, mode: str, title: str | None) -> None:
+        self.tag = tag
+        self.emit = emit          # copied to the output (False: skipped subtree)
+        self.mode = mode          # "title" | "text" | "layout" (how its own text is kept)
+        self.title = title        # accessible name for descendants
+        self.opened = False       # ">" written (it has content), else "/>" at the end
+        self.seen_child = False
+        self.tail_kept = False    # the last child was emitted, so its tail is kept
+
+
+def sanitize(doc: str, name: str, titles: Mapping[str, str], hrefs: frozenset[str],
+             allowed_tags: frozenset[str], allowed_attrs: frozenset[str],
+             safe_url: Callable[[str], str | None], esc: Callable[[str, bool], str],
+             head: Callable[[str], str]) -> str | None:
+    """The reference postprocess result for ``doc``, or None (use the reference path).
+
+    ``head(view_box)`` returns the opening of our output: the new root start
+    tag with its title and description, ending just before the copy of the
+    graph group.
+    """
+    start = doc.find("<svg")
+    if start < 0 or _ILLEGAL.search(doc, start):
+        return None
+    # Graphviz writes every '-' of ids and classes as &#45;.  Decoding it up front is
+    # what the parser would do anywhere but in a comment, where it could form "--":
+    # that case is refused below (and the reference path gets the original text).
+    body = doc[start:].replace("&#45;", "-")
+    try:
+        return _run(body, 0, name, titles, hrefs, allowed_tags, allowed_attrs, safe_url,
+                    esc, head)
+    except _Reject:
+        return None
+
+
+def _run(doc: str, pos: int, name: str, titles: Mapping[str, str], hrefs: frozenset[str],
+         allowed_tags: frozenset[str], allowed_attrs: frozenset[str],
+         safe_url: Callable[[str], str | None], esc: Callable[[str, bool], str],
+         head: Callable[[str], str]) -> str:
+    out: list[str] = []
+    stack: list[_Frame] = []
+    pending: list[str] = []           # character data since the last tag
+    state = "root"                    # root -> top (expect own title) -> body -> done
+    xlink = False                     # xmlns:xlink declared on the root
+    view_box = ""
+    end = len(doc)
+
+    def flush() -> None:
+        """Hand the pending character data to its owner: the text of the current
+        element (before its first child) or the tail of its last child."""
+        if not pending or not stack:
+            pending.clear()
+            return
+        text = "".join(pending)
+        pending.clear()
+        frame = stack[-1]
+        if not frame.emit:
+            return
+        if frame.seen_child:
+            if frame.tail_kept and "\n" in text:
+                out.append("\n")
+        elif frame.mode == "text":
+            open_(frame)
+            out.append(esc(text, False))
+        elif frame.mode == "layout" and "\n" in text:
+            open_(frame)
+            out.append("\n")
+
+    def open_(frame: _Frame) -> None:
+        if not frame.opened:
+            out.append(">")
+            frame.opened = True
+
+    while pos < end:
+        m = _TOKEN.match(doc, pos)
+        if m is None:
+            raise _Reject
+        pos = m.end()
+        closing, tag, raw_attrs, self_closing, ws, comment, ws2, text = m.groups()
+        if text is not None:
+            if state == "done":
+                if text.strip():
+                    raise _Reject
+            elif "]]>" in text:
+                raise _Reject
+            else:
+                pending.append(_decode(text))
+            continue
+        if comment is not None:
+            if "--" in comment or comment.endswith("-"):
+                raise _Reject
+            if ws2 and state != "done":
+                pending.append(ws2)
+            continue
+        if state == "done" or ":" in tag:
+            raise _Reject
+        if closing:
+            if raw_attrs or self_closing or not stack or stack[-1].tag != tag:
+                raise _Reject
+            flush()
+            frame = stack.pop()
+            if state == "top":
+                raise _Reject          # the group closed before its own title
+            if not stack:
+                state = "done"
+                continue
+            if frame.emit:
+                _close(frame, out)
+            parent = stack[-1]
+            parent.seen_child = True
+            parent.tail_kept = frame.emit
+        elif state == "body" and stack[-1].emit and _SIMPLE.fullmatch(doc, m.start(), m.start(5)):
+            # the common case: an allow-listed element whose attributes are plain
+            # values in canonical form, so the copy is the token itself
+            flush()
+            parent = stack[-1]
+            open_(parent)
+            token = doc[m.start():m.start(5)]
+            if self_closing:
+                out.append(token)
+                parent.seen_child = True
+                parent.tail_kept = True
+            else:
+                out.append(token[:-1])
+                stack.append(_Frame(tag, True, "text" if tag in ("text", "tspan") else "layout",
+                                    parent.title))
+        elif state == "body":
+            if len(stack) == 1:
+                raise _Reject          # a second child of the root
+            flush()
+            parent = stack[-1]
+            if not parent.emit or (tag == "title" and parent.title is None):
+                _attrs(raw_attrs, False, xlink)   # still well-formed, like the parser needs
+                frame = _Frame(tag, False, "layout", None)
+            else:
+                open_(parent)
+                frame = _start(tag, _attrs(raw_attrs, False, xlink), parent.title, titles, hrefs,
+                               allowed_tags, allowed_attrs, safe_url, esc, out)
+            if self_closing:
+                if frame.emit:
+                    _close(frame, out)
+                parent.seen_child = True
+                parent.tail_kept = frame.emit
+            else:
+                stack.append(frame)
+        elif state == "root":
+            attrs = _attrs(raw_attrs, True, xlink)
+            if tag != "svg" or "viewBox" not in attrs or "xmlns" not in attrs or self_closing:
+                raise _Reject
+            if any(k.startswith("{") for k in attrs) and "xmlns:xlink" not in attrs:
+                raise _Reject          # an xlink: attribute with the prefix undeclared
+            xlink = "xmlns:xlink" in attrs
+            view_box = attrs["viewBox"]
+            stack.append(_Frame(tag, False, "layout", None))
+            state = "svg"
+            continue                   # the root's own text is not kept
+        elif state == "svg":
+            # the single child of the root: Graphviz's graph group
+            attrs = _attrs(raw_attrs, False, xlink)
+            if len(stack) != 1 or tag != "g" or attrs.get("class") != "graph" or self_closing:
+                raise _Reject
+            out.append(head(view_box))
+            pending.clear()
+            attrs["id"] = f"{name}-graph"
+            stack.append(_start(tag, attrs, None, titles, hrefs, allowed_tags, allowed_attrs,
+                                safe_url, esc, out))
+            state = "top"
+        else:  # state == "top": Graphviz's own <title>NAME</title>, checked and dropped
+            if len(stack) != 2 or tag != "title" or self_closing:
+                raise _Reject
+            _attrs(raw_attrs, False, xlink)
+            title_end = doc.find("</title>", pos)
+            if title_end < 0 or _decode(doc[pos - len(ws):title_end]) != name:
+                raise _Reject
+            top = stack[-1]
+            flush()
+            top.seen_child = True
+            top.tail_kept = False      # its tail goes with it
+            pos = title_end + len("</title>")
+            state = "body"
+            continue
+        if ws:
+            pending.append(ws)
+    if state != "done":
+        raise _Reject
+    out.append("\n</svg>")
+    return "".join(out)
+
+
+def _start(tag: str, attrs: dict[str, str], title: str | None, titles: Mapping[str, str],
+           hrefs: frozenset[str], allowed_tags: frozenset[str], allowed_attrs: frozenset[str],
+           safe_url: Callable[[str], str | None], esc: Callable[[str, bool], str],
+           out: list[str]) -> _Frame:
+    """Write the start of an allow-listed copy of one element; the frame for its content."""
+    if tag not in allowed_tags:
+        raise _Reject
+    kept: dict[str, str] = {}
+    for key, value in attrs.items():
+        if key.lower().startswith("on") or key == "style":
+            raise _Reject
+        if key in allowed_attrs:
+            kept[key] = value
+    if tag == "g" and "id" in kept and "class" in kept and kept["class"] != "graph":
+        classes = kept["class"].split()
+        if not classes:
+            raise _Reject
+        if classes[0] in ("node", "edge", "cluster"):
+            if kept["id"] not in titles:
+                raise _Reject
+            title = titles[kept["id"]]
+    if tag == "a":
+        if title is not None and _XL_TITLE in kept:
+            kept[_XL_TITLE] = title
+        href = kept.get(_XL_HREF)
+        if href is not None and (safe_url(href) is None or href not in hrefs):
+            raise _Reject
+    out.append(f"<{tag}")
+    for key, value in kept.items():
+        out.append(f' {key.replace(f"{{{XLINK_NS}}}", "xlink:")}="{esc(value, True)}"')
+    frame = _Frame(tag, True, "title" if tag == "title" else
+                   "text" if tag in ("text", "tspan", "desc") else "layout", title)
+    if tag == "title" and title:
+        frame.opened = True
+        out.append(">" + esc(title, False))
+    return frame
+
+
+def _close(frame: _Frame, out: list[str]) -> None:
+    out.append(f"</{frame.tag}>" if frame.opened else "/>")
