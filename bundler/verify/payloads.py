@@ -95,7 +95,8 @@ def check_payloads(src: BundleSource, manifest: Manifest | None, ledger: Payload
         redaction = ledger.redactions.get(digest)
         salt = b""
         salt_rel = rel + ".salt"
-        sp = src.path(salt_rel)
+        # A salt only matters for a salted commitment or a redacted payload.
+        sp = src.path(salt_rel) if ref.salted or redaction is not None else None
         salt_present = sp is not None and sp.is_file()
         if ref.salted and salt_present and sp is not None:
             salt = sp.read_bytes()[:17]

@@ -19,7 +19,6 @@ import os
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -34,14 +33,14 @@ from bundler.integrity.note import KeyFormatError, VerifierKey, parse_verifier_k
 from bundler.load.events import iter_event_lines
 from bundler.load.limits import DEFAULT_LIMITS, Limits
 from bundler.load.source import BundleSource, open_bundle
-from bundler.model.events import FORMAT_VERSION, IndividualEvent, RedactionEvent, parse_time
+from bundler.model.events import FORMAT_VERSION, IndividualEvent, RedactionEvent
 from bundler.model.metadata import BundleMetadata, Manifest
 from bundler.verify.checkpoints import KeyRing, declared_keys, read_checkpoints, settle_checkpoints
 from bundler.verify.compact import Compactor
-from bundler.verify.invariants import InvariantChecker
+from bundler.verify.invariants import InvariantChecker, event_location
 from bundler.verify.payloads import PayloadLedger, check_payloads
 from bundler.verify.result import LoadedBundle, VerificationReport
-from bundler.verify.schema import validate_event
+from bundler.verify.schema import TimeOrder, check_event
 
 Progress = Callable[[str, int], None]
 
@@ -160,36 +159,39 @@ def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: L
     tree = MerkleAccumulator()
     prev_hex = layout.ZERO_HASH
     seqs = _SeqTracker()
-    last_time: tuple[datetime, str] | None = None
+    times = TimeOrder()
     progress = opts.progress
     compact = Compactor() if opts.keep_events else None
+    # Runs once per line of logs with millions of lines: a Location is built
+    # only for a finding.
     for raw in iter_event_lines(path, sink, layout.EVENTS, opts.limits):
-        bundle.line_count = raw.line_no
+        line = raw.line_no
+        bundle.line_count = line
         h = leaf_hash(raw.data)
         bundle.leaf_hashes += h
         tree.append(h)
         if tree.size in wanted:
             roots[tree.size] = tree.root()
-        loc = Location(path=layout.EVENTS, line=raw.line_no)
         obj = raw.obj
         if obj is not None:
             seq = obj.get("seq")
-            if isinstance(seq, int) and not isinstance(seq, bool):
-                loc = Location(path=layout.EVENTS, line=raw.line_no, seq=seq)
-                seqs.check(seq, raw.line_no, sink, loc)
+            if type(seq) is int:  # JSON gives int or bool; bool is no seq
+                seqs.check(seq, line, sink)
+            else:
+                seq = None
             if obj.get("prev") != prev_hex:
                 sink.emit("RB300", f"prev is {str(obj.get('prev'))[:16]}…, expected "
-                          f"{prev_hex[:16]}… (leaf hash of line {raw.line_no - 1})", loc)
-            ev = validate_event(obj, sink, loc)
-            if ev is not None:
-                bundle.event_lines[ev.seq] = raw.line_no
-                t = parse_time(ev.time)
-                if last_time is not None and t < last_time[0]:
+                          f"{prev_hex[:16]}… (leaf hash of line {line - 1})",
+                          event_location(line, seq))
+            ev = check_event(obj)
+            if isinstance(ev, tuple):
+                sink.emit(ev[0], ev[1], event_location(line, seq))
+            else:
+                bundle.event_lines[ev.seq] = line
+                if (latest := times.earlier(ev.time)) is not None:
                     sink.emit("RB205", f"time {ev.time} is earlier than the previous event's "
-                              f"{last_time[1]}", loc)
-                if last_time is None or t >= last_time[0]:
-                    last_time = (t, ev.time)
-                invariants.observe(ev, loc)
+                              f"{latest}", event_location(line, seq))
+                invariants.observe(ev, line)
                 if isinstance(ev, IndividualEvent) and ev.payload is not None:
                     ledger.commit(ev.payload, ev.seq)
                 elif isinstance(ev, RedactionEvent):
@@ -197,8 +199,8 @@ def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: L
                 if compact is not None:
                     bundle.events.append(compact(ev))
         prev_hex = h.hex()
-        if progress is not None and raw.line_no % 10_000 == 0:
-            progress("verify", raw.line_no)
+        if progress is not None and line % 10_000 == 0:
+            progress("verify", line)
     seqs.finish(sink)
 
 
@@ -213,23 +215,28 @@ class _SeqTracker:
     def __init__(self) -> None:
         self.seen: set[int] = set()
         self.expected = 0
-        self.gaps: list[tuple[int, int, int, Location]] = []  # (first, last, line, loc)
+        self.gaps: list[tuple[int, int, int, int]] = []  # (first, last, line, seq)
 
-    def check(self, seq: int, line: int, sink: DiagnosticSink, loc: Location) -> None:
+    def check(self, seq: int, line: int, sink: DiagnosticSink) -> None:
+        expected = self.expected
+        if seq == expected:  # every seq seen so far is below expected
+            self.seen.add(seq)
+            self.expected = seq + 1
+            return
         if seq in self.seen:
             sink.emit("RB207", f"seq {seq} appears again at line {line}: an event was inserted",
-                      loc)
-        elif seq > self.expected:
-            self.gaps.append((self.expected, seq - 1, line, loc))
-        elif seq < self.expected:
-            sink.emit("RB206", f"seq {seq} at line {line} comes after seq {self.expected - 1}: "
-                      "events were reordered", loc)
+                      event_location(line, seq))
+        elif seq > expected:
+            self.gaps.append((expected, seq - 1, line, seq))
+        elif seq < expected:
+            sink.emit("RB206", f"seq {seq} at line {line} comes after seq {expected - 1}: "
+                      "events were reordered", event_location(line, seq))
         self.seen.add(seq)
-        self.expected = max(self.expected, seq + 1)
+        self.expected = max(expected, seq + 1)
 
     def finish(self, sink: DiagnosticSink) -> None:
         ordered = sorted(self.seen) if self.gaps else []
-        for first, last, line, loc in self.gaps:
+        for first, last, line, gap_seq in self.gaps:
             # Counted with bisect, never by walking the range: a hostile seq can be 2**53.
             present = bisect.bisect_right(ordered, last) - bisect.bisect_left(ordered, first)
             n_missing = last - first + 1 - present
@@ -244,4 +251,5 @@ class _SeqTracker:
             text = ", ".join(shown) + (f" and {n_missing - len(shown)} more"
                                        if n_missing > len(shown) else "")
             sink.emit("RB203", f"seq jumps from {first - 1} to {last + 1} at line {line}: "
-                      f"{n_missing} event(s) missing (seq {text}; deleted?)", loc)
+                      f"{n_missing} event(s) missing (seq {text}; deleted?)",
+                      event_location(line, gap_seq))
