@@ -270,7 +270,7 @@ def compare(bundle_path: Path, events: int, runs: int) -> tuple[list[Row], Build
         log(f"  mkdocs run {i + 1}/{runs}: {mk[-1][0]:.1f} s wall, {mk[-1][1]:.1f} s CPU")
     b = Build(events, runs, pages, statistics.median(o.wall for o in ours),
               statistics.median(o.cpu for o in ours), max(o.rss_kib for o in ours),
-              ours[-1].site)
+              max(o.tree_kib for o in ours), ours[-1].site)
     mk_wall = statistics.median(w for w, _ in mk)
     mk_cpu = statistics.median(c for _, c in mk)
     mk_ms = 1000 * mk_wall / pages
