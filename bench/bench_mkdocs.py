@@ -13,8 +13,8 @@ section, with the same content where MkDocs can take it:
 
 MkDocs runs with the ``search`` and ``offline`` plugins (search data that
 works from file://, as ours does), ``theme.font: false`` (no network), and a
-fixed ten-entry nav like ours: an auto-generated nav of every page would be
-rendered into every page and make MkDocs quadratic.  Both builds are child
+fixed five-entry nav (ours has ten entries): an auto-generated nav of every
+page would be rendered into every page and make MkDocs quadratic.  Both builds are child
 processes timed by wall clock, so start-up is in both figures.  Graph layout
 and verification are in ours only, so the comparison favours MkDocs.
 
