@@ -10,7 +10,16 @@ from bundler.graph.index import fitness_value
 from bundler.graph.paths import lineage_graph
 from bundler.model.events import ClaimEvent, IndividualEvent
 from bundler.render.highlight import pick_lexer
-from bundler.render.pages.base import BuildContext, Deferred, Page, graph_spec
+from bundler.render.pages.base import (
+    PER_PAGE,
+    BuildContext,
+    Deferred,
+    Page,
+    graph_spec,
+    listing_path,
+    n_pages,
+    pager,
+)
 from bundler.render.urls import artifact_href, event_href, payload_href, slug
 from bundler.render.viewers import Viewer, render_payload, viewer_category
 from bundler.verify.result import PayloadState
@@ -37,7 +46,7 @@ _viewer_memo_bytes = 0
 
 def artifact_pages(ctx: BuildContext) -> list[Page]:
     arts = artifacts(ctx)
-    pages = [_index(ctx, arts)]
+    pages = [_index(ctx, arts, k) for k in range(n_pages(len(arts)))]
     pages += [_artifact(ctx, a) for a in arts]
     return pages
 
@@ -47,24 +56,26 @@ def artifacts(ctx: BuildContext) -> list[IndividualEvent]:
     return [i for i in ctx.idx.individuals.values() if not isinstance(i, ClaimEvent)]
 
 
-def artifacts_index_page(ctx: BuildContext) -> Page:
-    return _index(ctx, artifacts(ctx))
+def artifacts_index_page(ctx: BuildContext, k: int = 0) -> Page:
+    """Page ``k`` of the artifact listing (``PER_PAGE`` artifacts each)."""
+    return _index(ctx, artifacts(ctx), k)
 
 
 def artifact_page(ctx: BuildContext, art_id: str) -> Page:
     return _artifact(ctx, ctx.idx.individuals[art_id])
 
 
-def _index(ctx: BuildContext, arts: list[IndividualEvent]) -> Page:
-    path = "artifacts/index.html"
+def _index(ctx: BuildContext, arts: list[IndividualEvent], k: int = 0) -> Page:
+    path = listing_path("artifacts/index.html", k)
     kinds = Counter(a.kind for a in arts)
     items = [{"ref": ctx.ref(a.id, path), "kind": a.kind, "version": a.version,
               "state": _state_name(ctx, a),
               "size": a.payload.size if a.payload else None,
               "media_type": a.payload.media_type if a.payload else "",
-              "status": a.status or ""} for a in arts]
+              "status": a.status or ""} for a in arts[k * PER_PAGE:(k + 1) * PER_PAGE]]
     return Page(path, "pages/artifacts.html", "Artifacts", "artifacts",
-                {"items": items, "kinds": sorted(kinds.items())},
+                {"items": items, "kinds": sorted(kinds.items()),
+                 "pager": pager("artifacts/index.html", k, len(arts), "Artifact pages")},
                 breadcrumbs=[("Overview", "index.html"), ("Artifacts", None)])
 
 

@@ -14,7 +14,8 @@ from bundler.render.graphviz import GraphSpec
 from bundler.render.urls import Linker, RelativeLinker
 from bundler.verify.result import LoadedBundle, VerificationReport
 
-__all__ = ["NAV", "STATUS_TEXT", "BuildContext", "Deferred", "Page", "Ref", "graph_spec"]
+__all__ = ["NAV", "PER_PAGE", "STATUS_TEXT", "BuildContext", "Deferred", "Page", "Pager", "Ref",
+           "graph_spec", "listing_path", "n_pages", "pager"]
 
 NAV: tuple[tuple[str, str, str], ...] = (
     ("overview", "Overview", "index.html"),
@@ -46,6 +47,46 @@ class Page:
     @property
     def root(self) -> str:
         return "../" * self.path.count("/")
+
+
+#: Rows per page of a listing (claims, artifacts, payloads, event-log pages).
+PER_PAGE = 1_000
+
+
+@dataclass(frozen=True)
+class Pager:
+    """Where a page sits in a paginated listing; hrefs are relative to the page."""
+
+    label: str
+    page_no: int      # 1-based
+    n_pages: int
+    first: int        # 1-based number of the first item shown
+    last: int
+    total: int
+    prev: str | None
+    next: str | None
+
+
+def n_pages(total: int, per_page: int = PER_PAGE) -> int:
+    return max(1, -(-total // per_page))
+
+
+def listing_path(first_path: str, k: int) -> str:
+    """Page ``k`` (0-based) of a listing: the first keeps its name, then -2, -3, ..."""
+    return first_path if k == 0 else f"{first_path.removesuffix('.html')}-{k + 1}.html"
+
+
+def pager(first_path: str, k: int, total: int, label: str,
+          per_page: int = PER_PAGE) -> Pager | None:
+    """The pager of page ``k``, or None for a listing that fits on one page (which
+    then renders exactly as before pagination existed)."""
+    count = n_pages(total, per_page)
+    if count == 1:
+        return None
+    name = first_path.rsplit("/", 1)[-1]     # siblings: same folder
+    return Pager(label, k + 1, count, k * per_page + 1, min(total, (k + 1) * per_page), total,
+                 listing_path(name, k - 1) if k > 0 else None,
+                 listing_path(name, k + 1) if k + 1 < count else None)
 
 
 @dataclass(frozen=True)

@@ -9,21 +9,31 @@ from bundler.graph.index import ClaimStatus, fitness_value
 from bundler.graph.paths import EvidenceGraph, GEdge, evidence_graph, lineage_graph
 from bundler.model.events import ClaimEvent
 from bundler.render.markdown import render_markdown
-from bundler.render.pages.base import STATUS_TEXT, BuildContext, Page, graph_spec
+from bundler.render.pages.base import (
+    PER_PAGE,
+    STATUS_TEXT,
+    BuildContext,
+    Page,
+    graph_spec,
+    listing_path,
+    n_pages,
+    pager,
+)
 from bundler.render.text import plain_text
 from bundler.render.urls import claim_href, event_href, slug
 
 
 def claim_pages(ctx: BuildContext) -> list[Page]:
     rows = ctx.idx.claims_by_status()
-    pages = [_index(ctx, rows)]
+    pages = [_index(ctx, rows, k) for k in range(n_pages(len(rows)))]
     for claim, status in rows:
         pages.append(_claim(ctx, claim, status))
     return pages
 
 
-def claims_index_page(ctx: BuildContext) -> Page:
-    return _index(ctx, ctx.idx.claims_by_status())
+def claims_index_page(ctx: BuildContext, k: int = 0) -> Page:
+    """Page ``k`` of the claims listing (``PER_PAGE`` claims each)."""
+    return _index(ctx, ctx.idx.claims_by_status(), k)
 
 
 def claim_page(ctx: BuildContext, claim_id: str) -> Page:
@@ -31,15 +41,17 @@ def claim_page(ctx: BuildContext, claim_id: str) -> Page:
     return _claim(ctx, claim, ctx.idx.claim_status(claim))
 
 
-def _index(ctx: BuildContext, rows: list[tuple[ClaimEvent, ClaimStatus]]) -> Page:
-    path = "claims/index.html"
+def _index(ctx: BuildContext, rows: list[tuple[ClaimEvent, ClaimStatus]], k: int = 0) -> Page:
+    path = listing_path("claims/index.html", k)
     counts = Counter(s for _, s in rows)
     items = [{"ref": ctx.ref(c.id, path), "status": s, "final": c.final,
-              "text": plain_text(c.text), "seq": c.seq} for c, s in rows]
+              "text": plain_text(c.text), "seq": c.seq}
+             for c, s in rows[k * PER_PAGE:(k + 1) * PER_PAGE]]
     return Page(path, "pages/claims.html", "Claims", "claims", {
         "items": items,
         "counts": [(s, counts[s]) for s in ClaimStatus if counts[s]],
         "status_text": STATUS_TEXT,
+        "pager": pager("claims/index.html", k, len(rows), "Claim pages"),
     }, breadcrumbs=[("Overview", "index.html"), ("Claims", None)])
 
 

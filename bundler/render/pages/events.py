@@ -21,7 +21,7 @@ from bundler.model.events import (
     TraceRecordEvent,
     WorkflowNodeEvent,
 )
-from bundler.render.pages.base import BuildContext, Page
+from bundler.render.pages.base import PER_PAGE, BuildContext, Page, listing_path, n_pages, pager
 from bundler.render.urls import EVENTS_PER_PAGE, event_page
 from bundler.verify.invariants import references
 
@@ -67,7 +67,9 @@ def summary(ev: EventBase) -> str:
 
 
 def event_pages(ctx: BuildContext) -> list[Page]:
-    return [events_index_page(ctx)] + [events_page(ctx, p) for p in range(n_event_pages(ctx))]
+    count = n_event_pages(ctx)
+    return ([events_index_page(ctx, k) for k in range(n_pages(count))]
+            + [events_page(ctx, p) for p in range(count)])
 
 
 def n_event_pages(ctx: BuildContext) -> int:
@@ -109,14 +111,18 @@ def events_page(ctx: BuildContext, p: int) -> Page:
                     (f"Page {p + 1}", None)])
 
 
-def events_index_page(ctx: BuildContext) -> Page:
+def events_index_page(ctx: BuildContext, k: int = 0) -> Page:
+    """Page ``k`` of the list of event-log pages (``PER_PAGE`` of them each)."""
     events = ctx.bundle.events
+    count = n_event_pages(ctx)
     index_rows = []
-    for p in range(n_event_pages(ctx)):
+    for p in range(k * PER_PAGE, min(count, (k + 1) * PER_PAGE)):
         chunk = events[p * EVENTS_PER_PAGE:(p + 1) * EVENTS_PER_PAGE]
         index_rows.append({"href": event_page(p * EVENTS_PER_PAGE).removeprefix("events/"),
                            "first": chunk[0].seq if chunk else 0,
                            "last": chunk[-1].seq if chunk else 0, "n": len(chunk)})
-    return Page("events/index.html", "pages/events_index.html", "Event log", "events",
-                {"pages": index_rows, "total": len(events), "per_page": EVENTS_PER_PAGE},
+    return Page(listing_path("events/index.html", k), "pages/events_index.html", "Event log",
+                "events", {"pages": index_rows, "total": len(events),
+                           "per_page": EVENTS_PER_PAGE,
+                           "pager": pager("events/index.html", k, count, "Event log index")},
                 breadcrumbs=[("Overview", "index.html"), ("Events", None)])

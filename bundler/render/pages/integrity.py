@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter, defaultdict
 from typing import Any
 
@@ -10,11 +11,23 @@ from bundler.diagnostics import CODES, Diagnostic
 from bundler.graph.index import ClaimStatus
 from bundler.integrity.note import parse_verifier_key
 from bundler.render.markdown import render_markdown
-from bundler.render.pages.base import STATUS_TEXT, BuildContext, Page, graph_spec
+from bundler.render.pages.base import (
+    PER_PAGE,
+    STATUS_TEXT,
+    BuildContext,
+    Page,
+    graph_spec,
+    listing_path,
+    pager,
+)
 from bundler.render.pages.workflow import workflow_level_graph
 from bundler.render.text import plain_text
 from bundler.render.urls import event_href, payload_href
 from bundler.reports import TRUST_TEXT
+
+#: The overview lists this many runs and streams; the event log has the rest.
+MAX_RUNS = 100
+MAX_STREAMS = 300
 
 
 def _diag_view(d: Diagnostic) -> dict[str, Any]:
@@ -61,17 +74,21 @@ def shipped_payloads(ctx: BuildContext) -> dict[str, str]:
             if st.state.value == "verified" and st.path}
 
 
-def downloads_page(ctx: BuildContext, copied: dict[str, str]) -> Page:
-    """``copied`` maps digest -> path (from site root) of payloads shipped in the site."""
+def downloads_page(ctx: BuildContext, copied: dict[str, str], k: int = 0) -> Page:
+    """``copied`` maps digest -> path (from site root) of payloads shipped in the site;
+    page ``k`` lists ``PER_PAGE`` payloads."""
     rows = []
-    for digest, st in sorted(ctx.bundle.payloads.items()):
+    payloads = sorted(ctx.bundle.payloads.items())
+    for digest, st in payloads[k * PER_PAGE:(k + 1) * PER_PAGE]:
         rows.append({"digest": digest, "state": st.state.value, "size": st.size,
                      "media_type": st.media_type, "href": copied.get(digest),
                      "reason": st.reason, "authority": st.authority})
     checkpoints = [c.path for c in ctx.bundle.checkpoints]
-    return Page("downloads.html", "pages/downloads.html", "Downloads", "downloads", {
-        "payloads": rows, "checkpoints": checkpoints,
-    }, breadcrumbs=[("Overview", "index.html"), ("Downloads", None)])
+    return Page(listing_path("downloads.html", k), "pages/downloads.html", "Downloads",
+                "downloads", {
+                    "payloads": rows, "checkpoints": checkpoints,
+                    "pager": pager("downloads.html", k, len(payloads), "Payload pages"),
+                }, breadcrumbs=[("Overview", "index.html"), ("Downloads", None)])
 
 
 def overview_page(ctx: BuildContext) -> Page:
@@ -98,8 +115,11 @@ def overview_page(ctx: BuildContext) -> Page:
         "attention": attention[:200], "attention_more": max(0, len(attention) - 200),
         "others": others[:200], "others_more": max(0, len(others) - 200),
         "counts": [(s, counts[s], STATUS_TEXT[s]) for s in ClaimStatus if counts[s]],
-        "runs": [{"r": r, "href": event_href(r.seq)} for r in idx.runs],
-        "streams": [{"s": s, "href": event_href(s.seq)} for s in idx.streams.values()],
+        "runs": [{"r": r, "href": event_href(r.seq)} for r in idx.runs[:MAX_RUNS]],
+        "runs_more": max(0, len(idx.runs) - MAX_RUNS),
+        "streams": [{"s": s, "href": event_href(s.seq)}
+                    for s in itertools.islice(idx.streams.values(), MAX_STREAMS)],
+        "streams_more": max(0, len(idx.streams) - MAX_STREAMS),
         "n_events": len(ctx.bundle.events), "n_artifacts": len(idx.individuals) - len(idx.claims),
         "n_claims": len(idx.claims), "n_checkpoints": len(ctx.bundle.checkpoints),
         "n_operators": len(idx.operators), "n_fitness": len(idx.fitness),

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from bundler.query import QUERIES
 from bundler.render.pages.artifacts import artifact_page, artifacts, artifacts_index_page
 from bundler.render.pages.audit import audit_index_page, audit_query_page
-from bundler.render.pages.base import BuildContext, Page
+from bundler.render.pages.base import PER_PAGE, BuildContext, Page, listing_path, n_pages
 from bundler.render.pages.claims import claim_page, claims_index_page
 from bundler.render.pages.events import events_index_page, events_page, n_event_pages
 from bundler.render.pages.integrity import (
@@ -31,7 +31,7 @@ from bundler.render.pages.integrity import (
     shipped_payloads,
 )
 from bundler.render.pages.lineage import lineage_page, steering_page
-from bundler.render.pages.workflow import phase_page, workflow_index_page
+from bundler.render.pages.workflow import PHASES_PER_PAGE, phase_page, workflow_index_page
 from bundler.render.urls import (
     EVENTS_PER_PAGE,
     artifact_href,
@@ -48,49 +48,58 @@ class PageTask:
     path: str    # output path from the site root
 
 
-def _events(ctx: BuildContext, key: str) -> Page:
-    return events_page(ctx, int(key))
+def _k(key: str) -> int:
+    return int(key) if key else 0
 
 
 MAKERS: dict[str, Callable[[BuildContext, str], Page]] = {
     "audit": audit_query_page,
-    "claims-index": lambda ctx, _key: claims_index_page(ctx),
+    "claims-index": lambda ctx, key: claims_index_page(ctx, _k(key)),
     "claim": claim_page,
-    "artifacts-index": lambda ctx, _key: artifacts_index_page(ctx),
+    "artifacts-index": lambda ctx, key: artifacts_index_page(ctx, _k(key)),
     "artifact": artifact_page,
-    "workflow-index": lambda ctx, _key: workflow_index_page(ctx),
+    "workflow-index": lambda ctx, key: workflow_index_page(ctx, _k(key)),
     "phase": phase_page,
     "lineage": lambda ctx, _key: lineage_page(ctx),
     "steering": lambda ctx, _key: steering_page(ctx),
-    "events-index": lambda ctx, _key: events_index_page(ctx),
-    "events": _events,
+    "events-index": lambda ctx, key: events_index_page(ctx, _k(key)),
+    "events": lambda ctx, key: events_page(ctx, _k(key)),
     "integrity": lambda ctx, _key: integrity_page(ctx),
+    "downloads": lambda ctx, key: downloads_page(ctx, shipped_payloads(ctx), _k(key)),
     "overview": lambda ctx, _key: overview_page(ctx),
     "audit-index": lambda ctx, _key: audit_index_page(ctx),
-    "downloads": lambda ctx, _key: downloads_page(ctx, shipped_payloads(ctx)),
 }
 
 
+def _listing(kind: str, first_path: str, total: int, per_page: int = PER_PAGE) -> list[PageTask]:
+    return [PageTask(kind, str(k), listing_path(first_path, k))
+            for k in range(n_pages(total, per_page))]
+
+
 def plan_pages(ctx: BuildContext) -> list[PageTask]:
-    """Every page but the three the builder makes last (see module docstring).
+    """Every page but the two the builder makes last (see module docstring).
 
     Audit queries come first: they are the longest single tasks, and starting
     them early keeps the workers evenly loaded.
     """
     idx = ctx.idx
+    claims = [c for c, _ in idx.claims_by_status()]
+    arts = artifacts(ctx)
+    n_events = n_event_pages(ctx)
     tasks = [PageTask("audit", name, f"audit/{name}.html") for name in QUERIES]
-    tasks.append(PageTask("claims-index", "", "claims/index.html"))
-    tasks += [PageTask("claim", c.id, claim_href(c.id)) for c, _ in idx.claims_by_status()]
-    tasks.append(PageTask("artifacts-index", "", "artifacts/index.html"))
-    tasks += [PageTask("artifact", a.id, artifact_href(a.id)) for a in artifacts(ctx)]
-    tasks.append(PageTask("workflow-index", "", "workflow/index.html"))
+    tasks += _listing("claims-index", "claims/index.html", len(claims))
+    tasks += [PageTask("claim", c.id, claim_href(c.id)) for c in claims]
+    tasks += _listing("artifacts-index", "artifacts/index.html", len(arts))
+    tasks += [PageTask("artifact", a.id, artifact_href(a.id)) for a in arts]
+    tasks += _listing("workflow-index", "workflow/index.html", len(idx.workflow_nodes),
+                      PHASES_PER_PAGE)
     tasks += [PageTask("phase", w, workflow_href(w)) for w in idx.workflow_nodes]
     tasks += [PageTask("lineage", "", "lineage.html"), PageTask("steering", "", "steering.html")]
-    tasks.append(PageTask("events-index", "", "events/index.html"))
+    tasks += _listing("events-index", "events/index.html", n_events)
     tasks += [PageTask("events", str(p), event_page(p * EVENTS_PER_PAGE))
-              for p in range(n_event_pages(ctx))]
+              for p in range(n_events)]
     tasks.append(PageTask("integrity", "", "integrity.html"))
-    tasks.append(PageTask("downloads", "", "downloads.html"))
+    tasks += _listing("downloads", "downloads.html", len(ctx.bundle.payloads))
     return tasks
 
 

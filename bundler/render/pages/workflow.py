@@ -12,11 +12,17 @@ import itertools
 from collections import Counter
 
 from bundler.graph.paths import EvidenceGraph, GEdge, GNode, node_for
-from bundler.model.events import WorkflowNodeEvent
-from bundler.render.pages.base import BuildContext, Page, graph_spec
+from bundler.model.events import WORKFLOW_PHASES, WorkflowNodeEvent
+from bundler.render.pages.base import BuildContext, Page, graph_spec, listing_path, n_pages, pager
 from bundler.render.urls import workflow_href
 
 MAX_EVIDENCE_NODES = 150
+#: Above this many workflow nodes the workflow-level graph draws one node per
+#: phase (with counts) instead of one per workflow node: Graphviz lays out a few
+#: hundred nodes in well under a second, thousands take minutes (DESIGN-NOTES §6).
+MAX_WORKFLOW_GRAPH_NODES = 400
+#: Workflow nodes per page of the workflow index (each lists its members).
+PHASES_PER_PAGE = 200
 
 
 def workflow_level_graph(ctx: BuildContext) -> EvidenceGraph:
@@ -32,6 +38,8 @@ def workflow_level_graph(ctx: BuildContext) -> EvidenceGraph:
         b = idx.workflow_of_node.get(e.target, e.target if e.target in idx.workflow_nodes else "")
         if a and b and a != b:
             counts[(a, b, e.relation)] += 1
+    if len(wfs) > MAX_WORKFLOW_GRAPH_NODES:
+        return _by_phase(wfs, counts)
     for (a, b, rel), n in sorted(counts.items()):
         g.edges.append(GEdge(a, b, rel if n == 1 else f"{rel} ×{n}"))
     if not counts:  # no semantic edges between phases: show the order instead
@@ -40,33 +48,66 @@ def workflow_level_graph(ctx: BuildContext) -> EvidenceGraph:
     return g
 
 
+def _by_phase(wfs: list[WorkflowNodeEvent],
+              counts: Counter[tuple[str, str, str]]) -> EvidenceGraph:
+    """The workflow level collapsed to its phases: one node per phase with the number
+    of workflow nodes in it, edges summed over the workflow nodes they join."""
+    g = EvidenceGraph(root="")
+    g.truncated = True
+    phase_of = {wf.id: wf.phase for wf in wfs}
+    sizes: Counter[str] = Counter(wf.phase for wf in wfs)
+    for phase in WORKFLOW_PHASES:
+        if sizes[phase]:
+            g.nodes[f"phase:{phase}"] = GNode(f"phase:{phase}", "workflow_node",
+                                              f"{phase}: {sizes[phase]:,} workflow nodes", phase)
+    summed: Counter[tuple[str, str, str]] = Counter()
+    for (a, b, rel), n in counts.items():
+        if phase_of[a] != phase_of[b]:
+            summed[(f"phase:{phase_of[a]}", f"phase:{phase_of[b]}", rel)] += n
+    for (a, b, rel), n in sorted(summed.items()):
+        g.edges.append(GEdge(a, b, rel if n == 1 else f"{rel} ×{n:,}"))
+    if not summed:
+        for prev, nxt in itertools.pairwise(list(g.nodes)):
+            g.edges.append(GEdge(prev, nxt, "then"))
+    return g
+
+
 def workflow_pages(ctx: BuildContext) -> list[Page]:
-    pages = [_index(ctx)]
-    pages += [_phase(ctx, wf) for wf in ctx.idx.workflow_nodes.values()]
+    wfs = list(ctx.idx.workflow_nodes.values())
+    pages = [_index(ctx, k) for k in range(n_pages(len(wfs), PHASES_PER_PAGE))]
+    pages += [_phase(ctx, wf) for wf in wfs]
     return pages
 
 
-def _index(ctx: BuildContext) -> Page:
+def _index(ctx: BuildContext, k: int = 0) -> Page:
     idx = ctx.idx
-    path = "workflow/index.html"
+    path = listing_path("workflow/index.html", k)
     wfs = list(idx.workflow_nodes.values())
     graphs = []
-    if wfs:
-        graphs.append(graph_spec(ctx, workflow_level_graph(ctx), name="workflow",
-                                 title="Workflow-level graph",
-                                 description="Workflow nodes (phases) and the semantic edges "
-                                 "between their evidence.", page_path=path, rankdir="LR"))
+    if wfs and k == 0:
+        g = workflow_level_graph(ctx)
+        graphs.append(graph_spec(ctx, g, name="workflow", title="Workflow-level graph",
+                                 description=(f"The {len(wfs):,} workflow nodes grouped by phase, "
+                                              "and the semantic edges between their evidence."
+                                              if g.truncated else
+                                              "Workflow nodes (phases) and the semantic edges "
+                                              "between their evidence."),
+                                 page_path=path, rankdir="LR"))
     phases = [{"wf": wf, "href": "../" + workflow_href(wf.id),
-               "members": ctx.refs(wf.members, path)} for wf in wfs]
+               "members": ctx.refs(wf.members, path)}
+              for wf in wfs[k * PHASES_PER_PAGE:(k + 1) * PHASES_PER_PAGE]]
     return Page(path, "pages/workflow.html", "Workflow", "workflow",
                 {"phases": phases, "has_layers": bool(wfs),
                  "trace_count": len(idx.trace_records),
-                 "evidence_count": len(idx.evidence_nodes)},
+                 "evidence_count": len(idx.evidence_nodes),
+                 "pager": pager("workflow/index.html", k, len(wfs), "Workflow pages",
+                                PHASES_PER_PAGE)},
                 graphs=graphs, breadcrumbs=[("Overview", "index.html"), ("Workflow", None)])
 
 
-def workflow_index_page(ctx: BuildContext) -> Page:
-    return _index(ctx)
+def workflow_index_page(ctx: BuildContext, k: int = 0) -> Page:
+    """Page ``k`` of the workflow index (the workflow-level graph is on the first)."""
+    return _index(ctx, k)
 
 
 def phase_page(ctx: BuildContext, wf_id: str) -> Page:
