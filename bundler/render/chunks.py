@@ -86,9 +86,13 @@ class PageResult:
 JOB: RenderJob | None = None
 
 
-def run_chunk(tasks: list[PageTask]) -> list[PageResult]:
-    """Worker entry point (must be a module-level function to be picklable)."""
+def run_chunk(tasks: list[PageTask],
+              audit_pages: list[tuple[str, str, int]] | None) -> list[PageResult]:
+    """Worker entry point (module-level, so picklable).  ``audit_pages`` carries the
+    audit row counts for the pages that show them (known only once those ran)."""
     assert JOB is not None, "render job not set before the workers were started"
+    if audit_pages is not None:
+        JOB.ctx.audit_pages = audit_pages
     return render_tasks(JOB, tasks)
 
 

@@ -29,7 +29,7 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -205,13 +205,10 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter,
         env.get_template(name)     # compile once, before the workers fork
     results: list[PageResult] = []
     total = len(tasks) + len(last)
-    for result in _render_all(job, tasks, opts, lambda: _write_files(ctx, opts, out)):
+    for result in _render_all(job, tasks, last, opts, lambda: _write_files(ctx, opts, out)):
         results.append(result)
         if len(results) % 200 == 0:
             _progress(opts, "pages", len(results), total)
-    ctx.audit_pages = [(r.facts["name"], r.path, r.facts["rows"])
-                       for r in results if "rows" in r.facts]
-    results += render_tasks(job, last)
     _progress(opts, "pages", len(results), total)
     entries = {}
     for r in results:
@@ -232,14 +229,29 @@ def _chunked(tasks: list[PageTask], jobs: int) -> list[list[PageTask]]:
     return [tasks[i:i + size] for i in range(0, len(tasks), size)]
 
 
-def _render_all(job: RenderJob, tasks: list[PageTask], opts: BuildOptions,
-                meanwhile: Callable[[], None]) -> Iterator[PageResult]:
-    """Results in task order; ``meanwhile`` runs in this process while workers render."""
-    parts = _chunked(tasks, opts.jobs)
-    if opts.jobs == 1 or len(parts) < 2:
+def _audit_counts(results: list[PageResult]) -> list[tuple[str, str, int]]:
+    return [(r.facts["name"], r.path, r.facts["rows"]) for r in results if "rows" in r.facts]
+
+
+def _render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
+                opts: BuildOptions, meanwhile: Callable[[], None]) -> Iterator[PageResult]:
+    """Results of ``tasks`` then ``last``, in order; ``meanwhile`` runs in this process
+    while the workers render.
+
+    The audit queries are the first chunk: as soon as their row counts are back,
+    the ``last`` pages (which show them) join the queue, so they render beside the
+    bulk instead of after it.
+    """
+    audit = [t for t in tasks if t.kind == "audit"]
+    parts = [audit, *_chunked([t for t in tasks if t.kind != "audit"], opts.jobs)]
+    if opts.jobs == 1:
         meanwhile()
-        for part in parts:
+        first = render_tasks(job, audit)
+        job.ctx.audit_pages = _audit_counts(first)
+        yield from first
+        for part in parts[1:]:
             yield from render_tasks(job, part)
+        yield from render_tasks(job, last)
         return
     chunks.JOB = job
     gc.collect()
@@ -247,10 +259,20 @@ def _render_all(job: RenderJob, tasks: list[PageTask], opts: BuildOptions,
     pool = ProcessPoolExecutor(max_workers=opts.jobs,
                                mp_context=multiprocessing.get_context("fork"))
     try:
-        pending = pool.map(chunks.run_chunk, parts)
+        window = 2 * opts.jobs              # chunks in flight: bounds queued results too
+        queue: list[Future[list[PageResult]]] = [
+            pool.submit(chunks.run_chunk, part, None) for part in parts[:window]]
+        todo = parts[window:]
         meanwhile()
-        for done in pending:
-            yield from done
+        first = queue[0].result()
+        counts = _audit_counts(first)
+        job.ctx.audit_pages = counts
+        final = pool.submit(chunks.run_chunk, last, counts)
+        for future in queue:
+            yield from future.result()
+            if todo:
+                queue.append(pool.submit(chunks.run_chunk, todo.pop(0), None))
+        yield from final.result()
     finally:
         pool.shutdown(wait=True, cancel_futures=True)   # a failure stops the rest at once
         gc.unfreeze()

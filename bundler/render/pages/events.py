@@ -79,7 +79,6 @@ def n_event_pages(ctx: BuildContext) -> int:
 def events_page(ctx: BuildContext, p: int) -> Page:
     """Page ``p`` (0-based) of the log: ``EVENTS_PER_PAGE`` events with their refs."""
     events = ctx.bundle.events
-    n_pages = n_event_pages(ctx)
     chunk = events[p * EVENTS_PER_PAGE:(p + 1) * EVENTS_PER_PAGE]
     path = event_page(p * EVENTS_PER_PAGE)
     rows: list[dict[str, Any]] = []
@@ -103,10 +102,12 @@ def events_page(ctx: BuildContext, p: int) -> Page:
     first = chunk[0].seq if chunk else 0
     last = chunk[-1].seq if chunk else 0
     return Page(path, "pages/events.html", f"Events {first}–{last}", "events", {
-        "rows": rows, "page_no": p + 1, "n_pages": n_pages,
+        # no "of N": a page must not change when the log grows past it (appends
+        # would otherwise re-render every page of the log)
+        "rows": rows, "page_no": p + 1,
         "prev": event_page((p - 1) * EVENTS_PER_PAGE).removeprefix("events/") if p else None,
         "next": event_page((p + 1) * EVENTS_PER_PAGE).removeprefix("events/")
-        if p + 1 < n_pages else None,
+        if (p + 1) * EVENTS_PER_PAGE < len(events) else None,
     }, breadcrumbs=[("Overview", "index.html"), ("Events", "events/index.html"),
                     (f"Page {p + 1}", None)])
 

@@ -1,0 +1,89 @@
+"""Incremental rebuilds: reuse what is unchanged, and never differ from a cold build."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bundler.output.cache import manifest_path
+
+from .conftest import build, grow, tree
+
+
+@pytest.fixture(scope="module")
+def cold(synth_3k: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """A cold build of the 3k-event bundle (no cache involved) and its file digests."""
+    out = tmp_path_factory.mktemp("cold") / "site"
+    result = build(synth_3k, out, incremental=False)
+    assert result.reused == 0
+    return out, tree(out)
+
+
+def test_unchanged_rebuild_reuses_every_page_and_is_identical(
+        synth_3k: Path, cold: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    first = build(synth_3k, site, jobs=2)
+    assert first.reused == 0
+    assert tree(site) == cold[1]
+    again = build(synth_3k, site, jobs=2)
+    assert again.pages == first.pages
+    assert again.reused == again.pages
+    assert tree(site) == cold[1]
+
+
+def test_grown_bundle_rebuild_matches_its_cold_build(synth_3k: Path, tmp_path: Path) -> None:
+    grown = grow(synth_3k, tmp_path / "grown", 30)
+    site = tmp_path / "site"
+    build(synth_3k, site, jobs=2)
+    warm = build(grown, site, jobs=2)
+    fresh = tmp_path / "fresh"
+    cold = build(grown, fresh, incremental=False)
+    assert tree(site) == tree(fresh)
+    assert warm.pages == cold.pages
+    # most pages are untouched by 30 appended events; new and affected ones are not
+    assert warm.pages * 0.5 < warm.reused < warm.pages
+
+
+def test_edited_page_in_the_old_site_is_rendered_again(
+        synth_3k: Path, cold: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build(synth_3k, site)
+    page = site / "integrity.html"
+    page.write_text(page.read_text(encoding="utf-8") + "<!-- edited -->", encoding="utf-8")
+    again = build(synth_3k, site)
+    assert again.reused == again.pages - 1
+    assert tree(site) == cold[1]
+
+
+def test_forged_or_foreign_manifest_is_not_trusted(
+        synth_3k: Path, cold: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build(synth_3k, site)
+    manifest = manifest_path(site)
+    text = manifest.read_text(encoding="utf-8")
+    # a site copied elsewhere has no manifest: everything is rendered
+    moved = tmp_path / "moved"
+    shutil.copytree(site, moved)
+    assert build(synth_3k, moved).reused == 0
+    # a manifest whose digests do not match the files reuses nothing
+    lines = text.splitlines()
+    forged = [*lines[:2]] + [f"{fp} {'0' * 64} {path}"
+                             for fp, _, path in (ln.split(" ", 2) for ln in lines[2:])]
+    manifest.write_text("\n".join(forged) + "\n", encoding="utf-8")
+    assert build(synth_3k, site).reused == 0
+    assert tree(site) == cold[1]
+    # garbage is ignored
+    manifest.write_text("not a manifest\n", encoding="utf-8")
+    assert build(synth_3k, site).reused == 0
+    assert tree(site) == cold[1]
+
+
+def test_manifest_is_not_part_of_the_site(synth_3k: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build(synth_3k, site)
+    assert manifest_path(site).is_file()
+    assert not manifest_path(site).is_relative_to(site)
+    assert sorted(p.name for p in site.iterdir() if p.name.startswith(".")) == [
+        ".review-bundler-site"]
