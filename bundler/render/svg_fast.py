@@ -50,6 +50,10 @@ _SIMPLE = re.compile(
     rf'|g(?: (?:{_PLAIN_ATTRS})="[^"&<>\t\n\r]*")*)/?>')
 
 
+#: An attribute named twice (XML forbids it; the reference path raises).
+_REPEATED = re.compile(r' ([a-z-]+)="[^"]*".* \1="')
+
+
 class _Reject(Exception):
     """Outside the subset: let the reference path decide."""
 
@@ -215,7 +219,8 @@ def _run(doc: str, pos: int, name: str, titles: Mapping[str, str], hrefs: frozen
             parent = stack[-1]
             parent.seen_child = True
             parent.tail_kept = frame.emit
-        elif state == "body" and stack[-1].emit and _SIMPLE.fullmatch(doc, m.start(), m.start(5)):
+        elif state == "body" and stack[-1].emit and _SIMPLE.fullmatch(doc, m.start(), m.start(5)) \
+                and not _REPEATED.search(doc, m.start(), m.start(5)):
             # the common case: an allow-listed element whose attributes are plain
             # values in canonical form, so the copy is the token itself
             flush()
