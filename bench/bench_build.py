@@ -330,9 +330,14 @@ def scaling(sizes: Sequence[int], *, runs: int | None, large: int | None, mem_ca
             continue
         label = f"build time {big // 1000:,}k / {small // 1000:,}k events"
         if small in builds and big in builds:
-            ratio = builds[big].wall / builds[small].wall
-            rows.append(Row(label, f"{builds[big].wall:.1f} s", f"{builds[small].wall:.1f} s",
-                            f"{ratio:.1f}x", f"<= {MAX_SCALE:.0f}x", verdict(ratio <= MAX_SCALE)))
+            # Both must hold: wall is what users wait for, CPU is what load from
+            # other jobs on a shared machine disturbs least.
+            b, a = builds[big], builds[small]
+            wall, cpu = b.wall / a.wall, b.cpu / a.cpu
+            rows.append(Row(label, f"{b.wall:.1f} s wall, {b.cpu:.1f} s CPU",
+                            f"{a.wall:.1f} s wall, {a.cpu:.1f} s CPU",
+                            f"{wall:.1f}x wall, {cpu:.1f}x CPU", f"<= {MAX_SCALE:.0f}x",
+                            verdict(max(wall, cpu) <= MAX_SCALE)))
         else:
             rows.append(Row(label, "not measured (a build failed)", target=f"<= {MAX_SCALE:.0f}x",
                             ok="NO"))
