@@ -154,8 +154,8 @@ def fingerprint(encoder: Encoder, salt: str, obj: Any) -> str:
     return digest_text(salt + "\x00" + encoder.encode(obj))
 
 
-def tree_digest(roots: Iterable[Path]) -> str:
-    """A digest of every file under ``roots`` (path and bytes), in sorted order.
+def tree_digest(roots: Iterable[Path], pattern: str = "*") -> str:
+    """A digest of every file matching ``pattern`` under ``roots`` (path and bytes).
 
     Goes into the salt for the code, templates and theme: any edit to them
     invalidates every cached page, which is the only safe answer.
@@ -164,7 +164,8 @@ def tree_digest(roots: Iterable[Path]) -> str:
     for root in roots:
         if not root.is_dir():
             continue
-        files = sorted(p for p in root.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        files = sorted(p for p in root.rglob(pattern)
+                       if p.is_file() and "__pycache__" not in p.parts)
         for p in files:
             rel = p.relative_to(root).as_posix()
             h.update(f"{len(rel)}:{rel}".encode("utf-8", "surrogateescape"))

@@ -18,6 +18,7 @@ the old file's bytes; the result is byte-identical to a cold build.
 
 from __future__ import annotations
 
+import functools
 import gc
 import importlib.metadata
 import json
@@ -27,6 +28,7 @@ import os
 import platform
 import shutil
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -168,6 +170,13 @@ def _dot_version() -> str:
     return (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
 
 
+@functools.cache
+def _code_digest() -> str:
+    """The Python code of this process, digested once: what runs is what was imported
+    at start, whatever is edited on disk while a long-lived process builds sites."""
+    return tree_digest([PACKAGE_DIR], "*.py")
+
+
 def _salt(site: SiteInfo, opts: BuildOptions, encoder: Encoder) -> str:
     """What every page depends on besides its own inputs; any change rebuilds all."""
     libs = []
@@ -177,7 +186,7 @@ def _salt(site: SiteInfo, opts: BuildOptions, encoder: Encoder) -> str:
         except importlib.metadata.PackageNotFoundError:
             libs.append(f"{dist}=?")
     parts = [__version__, platform.python_version(), *libs, _dot_version(),
-             tree_digest([PACKAGE_DIR, TEMPLATES_DIR, *theme_dirs(opts.theme)]),
+             _code_digest(), tree_digest([TEMPLATES_DIR, *theme_dirs(opts.theme)]),
              encoder.encode((site.title, str(site.description_html), site.trust,
                              site.trust_label, site.errors, site.warnings, site.generator,
                              site.nav)),
@@ -188,6 +197,7 @@ def _salt(site: SiteInfo, opts: BuildOptions, encoder: Encoder) -> str:
 def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter,
            started: float) -> BuildResult:
     env = make_environment(opts.theme)
+    env.auto_reload = False        # templates cannot change during a build: no stat per page
     site = _site_info(ctx, opts)
     event_key = event_key_for(ctx.bundle)
     encoder = Encoder(event_key) if opts.incremental and event_key is not None else None
@@ -235,21 +245,22 @@ def _audit_counts(results: list[PageResult]) -> list[tuple[str, str, int]]:
 
 def _render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
                 opts: BuildOptions, meanwhile: Callable[[], None]) -> Iterator[PageResult]:
-    """Results of ``tasks`` then ``last``, in order; ``meanwhile`` runs in this process
+    """Results of ``tasks`` and ``last``; ``meanwhile`` runs in this process
     while the workers render.
 
-    The audit queries are the first chunk: as soon as their row counts are back,
-    the ``last`` pages (which show them) join the queue, so they render beside the
-    bulk instead of after it.
+    Each audit query is a chunk of its own, queued first: they are the longest
+    single tasks, and as soon as their row counts are back the ``last`` pages
+    (which show them) join the queue, so those render beside the bulk instead
+    of after it.  Results come in no particular order (nothing depends on it).
     """
-    audit = [t for t in tasks if t.kind == "audit"]
-    parts = [audit, *_chunked([t for t in tasks if t.kind != "audit"], opts.jobs)]
+    audit = [[t] for t in tasks if t.kind == "audit"]
+    parts = _chunked([t for t in tasks if t.kind != "audit"], opts.jobs)
     if opts.jobs == 1:
         meanwhile()
-        first = render_tasks(job, audit)
-        job.ctx.audit_pages = _audit_counts(first)
-        yield from first
-        for part in parts[1:]:
+        done = [r for part in audit for r in render_tasks(job, part)]
+        job.ctx.audit_pages = _audit_counts(done)
+        yield from done
+        for part in parts:
             yield from render_tasks(job, part)
         yield from render_tasks(job, last)
         return
@@ -258,25 +269,56 @@ def _render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
     gc.freeze()     # workers share the bundle copy-on-write; keep their GC off its pages
     pool = ProcessPoolExecutor(max_workers=opts.jobs,
                                mp_context=multiprocessing.get_context("fork"))
+    helper: threading.Thread | None = None
+    failures: list[BaseException] = []
     try:
         window = 2 * opts.jobs              # chunks in flight: bounds queued results too
+        audits = [pool.submit(chunks.run_chunk, part, None) for part in audit]
         queue: list[Future[list[PageResult]]] = [
             pool.submit(chunks.run_chunk, part, None) for part in parts[:window]]
         todo = parts[window:]
-        meanwhile()
-        first = queue[0].result()
-        counts = _audit_counts(first)
-        job.ctx.audit_pages = counts
-        final = pool.submit(chunks.run_chunk, last, counts)
+        # this process's own writing (copies, search data) runs in a thread, so the
+        # queue keeps being refilled while it copies
+        helper = threading.Thread(target=_capture, args=(meanwhile, failures),
+                                  name="review-bundler-files")
+        helper.start()
+        final: Future[list[PageResult]] | None = None
         for future in queue:
+            if final is None and all(a.done() for a in audits):
+                final = _submit_last(pool, job, audits, last)
             yield from future.result()
             if todo:
                 queue.append(pool.submit(chunks.run_chunk, todo.pop(0), None))
+        if final is None:
+            final = _submit_last(pool, job, audits, last)
+        for future in audits:
+            yield from future.result()
         yield from final.result()
+        helper.join()
+        if failures:
+            raise failures[0]
     finally:
+        if helper is not None:
+            helper.join()
         pool.shutdown(wait=True, cancel_futures=True)   # a failure stops the rest at once
         gc.unfreeze()
         chunks.JOB = None
+
+
+def _submit_last(pool: ProcessPoolExecutor, job: RenderJob,
+                 audits: list[Future[list[PageResult]]],
+                 last: list[PageTask]) -> Future[list[PageResult]]:
+    """Queue the pages that show the audit counts (waits for the audit queries)."""
+    counts = _audit_counts([r for a in audits for r in a.result()])
+    job.ctx.audit_pages = counts
+    return pool.submit(chunks.run_chunk, last, counts)
+
+
+def _capture(fn: Callable[[], None], failures: list[BaseException]) -> None:
+    try:
+        fn()
+    except BaseException as exc:  # re-raised in the caller's thread
+        failures.append(exc)
 
 
 def _write_files(ctx: BuildContext, opts: BuildOptions, out: SiteWriter) -> None:
@@ -292,8 +334,17 @@ def _write_files(ctx: BuildContext, opts: BuildOptions, out: SiteWriter) -> None
         extra = file_copy_path(digest, st.media_type)
         if extra and st.state.value == "verified" and st.path:
             out.copy_file(extra, ctx.bundle.root / st.path)
+    events = ctx.bundle.events
+    first: dict[int, int] = {}      # seq -> first position, only for a log out of order
     for seq, proof in sorted(ctx.proofs.items()):
-        claim = ctx.idx.by_id.get(ctx.bundle.events[_event_pos(ctx, seq)].id)
+        if seq < len(events) and events[seq].seq == seq:
+            pos = seq               # a valid chain: position == seq
+        else:
+            if not first:
+                for i, e in enumerate(events):
+                    first.setdefault(e.seq, i)
+            pos = first[seq]
+        claim = ctx.idx.by_id.get(events[pos].id)
         if claim is not None:
             out.write_text(f"proofs/{slug(claim.id)}.tlog-proof", proof)
     out.write_text("report/validation.json", site_report_json(ctx.report))
@@ -310,11 +361,3 @@ def site_report_json(report: VerificationReport) -> str:
     obj = to_json_obj(report)
     obj["bundle"] = Path(str(obj["bundle"])).name
     return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-
-
-def _event_pos(ctx: BuildContext, seq: int) -> int:
-    """Events are kept in log order; with a valid chain position == seq."""
-    events = ctx.bundle.events
-    if seq < len(events) and events[seq].seq == seq:
-        return seq
-    return next(i for i, e in enumerate(events) if e.seq == seq)

@@ -11,13 +11,13 @@ from bundler.graph.paths import lineage_graph
 from bundler.model.events import ClaimEvent, IndividualEvent
 from bundler.render.highlight import pick_lexer
 from bundler.render.pages.base import (
-    PER_PAGE,
     BuildContext,
     Deferred,
     Page,
     graph_spec,
     listing_path,
     n_pages,
+    page_slice,
     pager,
 )
 from bundler.render.urls import artifact_href, event_href, payload_href, slug
@@ -72,7 +72,7 @@ def _index(ctx: BuildContext, arts: list[IndividualEvent], k: int = 0) -> Page:
               "state": _state_name(ctx, a),
               "size": a.payload.size if a.payload else None,
               "media_type": a.payload.media_type if a.payload else "",
-              "status": a.status or ""} for a in arts[k * PER_PAGE:(k + 1) * PER_PAGE]]
+              "status": a.status or ""} for a in page_slice(arts, k)]
     return Page(path, "pages/artifacts.html", "Artifacts", "artifacts",
                 {"items": items, "kinds": sorted(kinds.items()),
                  "pager": pager("artifacts/index.html", k, len(arts), "Artifact pages")},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from bundler.graph.index import BundleIndex, ClaimStatus
 from bundler.graph.paths import EvidenceGraph
@@ -15,7 +15,7 @@ from bundler.render.urls import Linker, RelativeLinker
 from bundler.verify.result import LoadedBundle, VerificationReport
 
 __all__ = ["NAV", "PER_PAGE", "STATUS_TEXT", "BuildContext", "Deferred", "Page", "Pager", "Ref",
-           "graph_spec", "listing_path", "n_pages", "pager"]
+           "graph_spec", "listing_path", "n_pages", "page_slice", "pager"]
 
 NAV: tuple[tuple[str, str, str], ...] = (
     ("overview", "Overview", "index.html"),
@@ -49,6 +49,8 @@ class Page:
         return "../" * self.path.count("/")
 
 
+T = TypeVar("T")
+
 #: Rows per page of a listing (claims, artifacts, payloads, event-log pages).
 PER_PAGE = 1_000
 
@@ -67,8 +69,14 @@ class Pager:
     next: str | None
 
 
-def n_pages(total: int, per_page: int = PER_PAGE) -> int:
-    return max(1, -(-total // per_page))
+def n_pages(total: int, per_page: int | None = None) -> int:
+    return max(1, -(-total // (per_page or PER_PAGE)))
+
+
+def page_slice(items: Sequence[T], k: int, per_page: int | None = None) -> Sequence[T]:
+    """The items on page ``k`` (0-based) of a listing."""
+    size = per_page or PER_PAGE
+    return items[k * size:(k + 1) * size]
 
 
 def listing_path(first_path: str, k: int) -> str:
@@ -77,9 +85,10 @@ def listing_path(first_path: str, k: int) -> str:
 
 
 def pager(first_path: str, k: int, total: int, label: str,
-          per_page: int = PER_PAGE) -> Pager | None:
+          per_page: int | None = None) -> Pager | None:
     """The pager of page ``k``, or None for a listing that fits on one page (which
     then renders exactly as before pagination existed)."""
+    per_page = per_page or PER_PAGE
     count = n_pages(total, per_page)
     if count == 1:
         return None

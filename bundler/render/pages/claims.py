@@ -10,13 +10,13 @@ from bundler.graph.paths import EvidenceGraph, GEdge, evidence_graph, lineage_gr
 from bundler.model.events import ClaimEvent
 from bundler.render.markdown import render_markdown
 from bundler.render.pages.base import (
-    PER_PAGE,
     STATUS_TEXT,
     BuildContext,
     Page,
     graph_spec,
     listing_path,
     n_pages,
+    page_slice,
     pager,
 )
 from bundler.render.text import plain_text
@@ -46,7 +46,7 @@ def _index(ctx: BuildContext, rows: list[tuple[ClaimEvent, ClaimStatus]], k: int
     counts = Counter(s for _, s in rows)
     items = [{"ref": ctx.ref(c.id, path), "status": s, "final": c.final,
               "text": plain_text(c.text), "seq": c.seq}
-             for c, s in rows[k * PER_PAGE:(k + 1) * PER_PAGE]]
+             for c, s in page_slice(rows, k)]
     return Page(path, "pages/claims.html", "Claims", "claims", {
         "items": items,
         "counts": [(s, counts[s]) for s in ClaimStatus if counts[s]],

@@ -21,7 +21,14 @@ from bundler.model.events import (
     TraceRecordEvent,
     WorkflowNodeEvent,
 )
-from bundler.render.pages.base import PER_PAGE, BuildContext, Page, listing_path, n_pages, pager
+from bundler.render.pages.base import (
+    BuildContext,
+    Page,
+    listing_path,
+    n_pages,
+    page_slice,
+    pager,
+)
 from bundler.render.urls import EVENTS_PER_PAGE, event_page
 from bundler.verify.invariants import references
 
@@ -117,7 +124,7 @@ def events_index_page(ctx: BuildContext, k: int = 0) -> Page:
     events = ctx.bundle.events
     count = n_event_pages(ctx)
     index_rows = []
-    for p in range(k * PER_PAGE, min(count, (k + 1) * PER_PAGE)):
+    for p in page_slice(range(count), k):
         chunk = events[p * EVENTS_PER_PAGE:(p + 1) * EVENTS_PER_PAGE]
         index_rows.append({"href": event_page(p * EVENTS_PER_PAGE).removeprefix("events/"),
                            "first": chunk[0].seq if chunk else 0,

@@ -12,12 +12,12 @@ from bundler.graph.index import ClaimStatus
 from bundler.integrity.note import parse_verifier_key
 from bundler.render.markdown import render_markdown
 from bundler.render.pages.base import (
-    PER_PAGE,
     STATUS_TEXT,
     BuildContext,
     Page,
     graph_spec,
     listing_path,
+    page_slice,
     pager,
 )
 from bundler.render.pages.workflow import workflow_level_graph
@@ -79,7 +79,7 @@ def downloads_page(ctx: BuildContext, copied: dict[str, str], k: int = 0) -> Pag
     page ``k`` lists ``PER_PAGE`` payloads."""
     rows = []
     payloads = sorted(ctx.bundle.payloads.items())
-    for digest, st in payloads[k * PER_PAGE:(k + 1) * PER_PAGE]:
+    for digest, st in page_slice(payloads, k):
         rows.append({"digest": digest, "state": st.state.value, "size": st.size,
                      "media_type": st.media_type, "href": copied.get(digest),
                      "reason": st.reason, "authority": st.authority})

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from bundler.query import QUERIES
 from bundler.render.pages.artifacts import artifact_page, artifacts, artifacts_index_page
 from bundler.render.pages.audit import audit_index_page, audit_query_page
-from bundler.render.pages.base import PER_PAGE, BuildContext, Page, listing_path, n_pages
+from bundler.render.pages.base import BuildContext, Page, listing_path, n_pages
 from bundler.render.pages.claims import claim_page, claims_index_page
 from bundler.render.pages.events import events_index_page, events_page, n_event_pages
 from bundler.render.pages.integrity import (
@@ -71,7 +71,8 @@ MAKERS: dict[str, Callable[[BuildContext, str], Page]] = {
 }
 
 
-def _listing(kind: str, first_path: str, total: int, per_page: int = PER_PAGE) -> list[PageTask]:
+def _listing(kind: str, first_path: str, total: int,
+             per_page: int | None = None) -> list[PageTask]:
     return [PageTask(kind, str(k), listing_path(first_path, k))
             for k in range(n_pages(total, per_page))]
 

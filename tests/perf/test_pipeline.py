@@ -1,0 +1,135 @@
+"""The streamed build: pagination, bounded graphs, parallel determinism, failures."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from bundler.errors import BundlerError, OutputError
+from bundler.graph.index import build_index
+from bundler.render import site as site_mod
+from bundler.render.pages import artifacts, base, plan, workflow
+from bundler.render.pages.base import BuildContext
+from bundler.render.urls import Linker
+from bundler.verify import VerifyOptions, verify_bundle
+
+from .conftest import build, tree
+
+NEXT = re.compile(r'<a href="([^"]+)" rel="next">')
+
+
+@pytest.fixture()
+def small_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Listings of 40 rows (7 workflow nodes), so a 3k-event bundle paginates."""
+    monkeypatch.setattr(base, "PER_PAGE", 40)
+    monkeypatch.setattr(workflow, "PHASES_PER_PAGE", 7)
+    monkeypatch.setattr(plan, "PHASES_PER_PAGE", 7)
+
+
+@pytest.fixture(scope="module")
+def ctx(synth_3k: Path) -> BuildContext:
+    report = verify_bundle(synth_3k, VerifyOptions())
+    idx = build_index(report.bundle)
+    return BuildContext(report, idx, Linker(idx))
+
+
+def _walk(site: Path, first: str) -> list[str]:
+    """Follow rel=next links from ``first``; the listing pages in order."""
+    pages, current = [first], site / first
+    while (m := NEXT.search(current.read_text(encoding="utf-8"))) is not None:
+        current = current.parent / m.group(1)
+        pages.append(current.relative_to(site).as_posix())
+    return pages
+
+
+def test_listings_paginate_and_parallel_output_is_identical(
+        synth_3k: Path, tmp_path: Path, small_pages: None, ctx: BuildContext) -> None:
+    one = build(synth_3k, tmp_path / "one", jobs=1, incremental=False)
+    two = build(synth_3k, tmp_path / "two", jobs=2, incremental=False)
+    assert tree(tmp_path / "one") == tree(tmp_path / "two")
+    assert one.pages == two.pages
+    site = tmp_path / "two"
+    n_arts = len(artifacts.artifacts(ctx))
+    listing = _walk(site, "artifacts/index.html")
+    assert len(listing) == -(-n_arts // 40) > 2
+    assert listing[1] == "artifacts/index-2.html"
+    rows = [re.findall(r'<tr><td><a href="([^"]+)"', (site / p).read_text(encoding="utf-8"))
+            for p in listing]
+    assert all(len(r) == 40 for r in rows[:-1]) and 0 < len(rows[-1]) <= 40
+    linked = [h for r in rows for h in r]
+    assert len(linked) == len(set(linked)) == n_arts       # each artifact exactly once
+    for first, count in (("claims/index.html", len(ctx.idx.claims)),
+                         ("workflow/index.html", -(-len(ctx.idx.workflow_nodes) // 7) * 40),
+                         ("downloads.html", len(ctx.bundle.payloads))):
+        assert len(_walk(site, first)) == -(-count // 40), first
+    page2 = (site / "claims" / "index-2.html").read_text(encoding="utf-8")
+    n_claims = len(ctx.idx.claims)
+    assert f"page 2 of {-(-n_claims // 40)} (41–{min(80, n_claims)} of {n_claims})" in page2
+    assert '<a href="index.html" rel="prev">' in page2
+    # the workflow-level graph is on the first workflow page only
+    assert 'class="rb-graph"' in (site / "workflow" / "index.html").read_text(encoding="utf-8")
+    assert 'class="rb-graph"' not in (site / "workflow" / "index-2.html").read_text(
+        encoding="utf-8")
+
+
+def test_workflow_graph_collapses_to_phases_above_the_limit(
+        ctx: BuildContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    full = workflow.workflow_level_graph(ctx)
+    assert len(full.nodes) == len(ctx.idx.workflow_nodes) > 5
+    monkeypatch.setattr(workflow, "MAX_WORKFLOW_GRAPH_NODES", 5)
+    phases = workflow.workflow_level_graph(ctx)
+    counts: dict[str, int] = {}
+    for wf in ctx.idx.workflow_nodes.values():
+        counts[wf.phase] = counts.get(wf.phase, 0) + 1
+    assert {n.label for n in phases.nodes.values()} == {
+        f"{p}: {n:,} workflow nodes" for p, n in counts.items()}
+    assert phases.truncated
+    assert all(e.src != e.dst and e.src in phases.nodes and e.dst in phases.nodes
+               for e in phases.edges)
+
+
+def test_big_bundles_draw_lineage_only_for_evidence_and_archive_members(
+        ctx: BuildContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    arts = artifacts.artifacts(ctx)
+    with_graph = {a.id for a in arts if artifacts.artifact_page(ctx, a.id).graphs}
+    monkeypatch.setattr(artifacts, "LINEAGE_GRAPH_ARTIFACTS", 10)
+    selective = {a.id for a in arts if artifacts.artifact_page(ctx, a.id).graphs}
+    wanted = {a.id for a in arts
+              if a.id in ctx.idx.cited_by or a.id in ctx.idx.archive_memberships}
+    assert selective == with_graph & wanted
+    assert 0 < len(selective) < len(with_graph)
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_failing_page_fails_the_build_and_leaves_nothing(
+        synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, jobs: int) -> None:
+    real = plan.MAKERS["claim"]
+    victim = sorted(build_index(verify_bundle(synth_3k, VerifyOptions()).bundle).claims)[3]
+
+    def broken(c: BuildContext, key: str) -> base.Page:
+        if key == victim:
+            raise BundlerError(f"cannot render {key}")
+        return real(c, key)
+
+    monkeypatch.setitem(plan.MAKERS, "claim", broken)
+    with pytest.raises(BundlerError, match=f"cannot render {victim}"):
+        build(synth_3k, tmp_path / "site", jobs=jobs)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_failing_copy_fails_the_build_and_keeps_the_old_site(
+        synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    out = tmp_path / "site"
+    build(synth_3k, out, jobs=2)
+    before = tree(out)
+
+    def fail(*_args: object) -> None:
+        raise OutputError("disk full")
+
+    monkeypatch.setattr(site_mod, "_write_files", fail)
+    with pytest.raises(OutputError, match="disk full"):
+        build(synth_3k, out, jobs=2)
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if ".building-" in p.name) == []
