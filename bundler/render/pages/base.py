@@ -98,6 +98,10 @@ def pager(first_path: str, k: int, total: int, label: str,
                  listing_path(name, k + 1) if k + 1 < count else None)
 
 
+#: Bound of BuildContext's ref memo (per process).
+MAX_REFS = 50_000
+
+
 @dataclass(frozen=True)
 class Ref:
     """A link to an object as templates show it."""
@@ -116,6 +120,10 @@ class BuildContext:
     linker: Linker
     proofs: dict[int, str] = field(default_factory=dict)   # seq -> tlog-proof text
     audit_pages: list[tuple[str, str, int]] = field(default_factory=list)  # (name, href, rows)
+    #: Refs made so far, by (id, page depth): a claim page names the same few
+    #: objects in every one of its evidence paths.  Refs are immutable; cleared
+    #: when full so a worker's memory stays bounded.
+    _refs: dict[tuple[str, int], Ref] = field(default_factory=dict, repr=False)
 
     @property
     def bundle(self) -> LoadedBundle:
@@ -125,13 +133,21 @@ class BuildContext:
         return self.linker.relative("../" * page_path.count("/"))
 
     def ref(self, oid: str, page_path: str) -> Ref:
+        depth = page_path.count("/")
+        got = self._refs.get((oid, depth))
+        if got is not None:
+            return got
         ev = self.idx.get(oid)
         h = self.linker.href(oid)
         state = ""
         if isinstance(ev, ClaimEvent):
             state = self.idx.claim_status(ev).value
-        return Ref(oid, self.idx.label(oid), ev.type if ev else "missing",
-                   None if h is None else "../" * page_path.count("/") + h, state)
+        made = Ref(oid, self.idx.label(oid), ev.type if ev else "missing",
+                   None if h is None else "../" * depth + h, state)
+        if len(self._refs) >= MAX_REFS:
+            self._refs.clear()
+        self._refs[(oid, depth)] = made
+        return made
 
     def refs(self, oids: Sequence[str], page_path: str) -> list[Ref]:
         return [self.ref(o, page_path) for o in oids]
