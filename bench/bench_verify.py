@@ -6,6 +6,11 @@ verify/floor (time) says how much the checks cost on top of that; both are
 measured in this process, in the same run, on the same cached bundle, after
 one untimed pass so the page cache is warm for both.
 
+``verify`` is what ``validate`` does (worker processes on a large log, when
+there is more than one CPU); ``1 proc`` is the same with ``workers=0``.  CPU
+times include the worker processes, so a parallel run is never cheaper in
+CPU than it really is.
+
     .venv/bin/python -m bench.bench_verify            # 1k, 10k, 100k events
     .venv/bin/python -m bench.bench_verify --full     # and 1M
     .venv/bin/python -m bench.bench_verify --profile  # cProfile verify on 100k
@@ -17,9 +22,13 @@ import argparse
 import cProfile
 import hashlib
 import json
+import os
 import platform
 import pstats
+import statistics
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from bench.common import (
@@ -27,13 +36,13 @@ from bench.common import (
     bundle,
     dir_bytes,
     generation_seconds,
-    median_seconds,
     peak_rss_kib,
     table,
     trust_key,
 )
 from bundler.verify import VerifyOptions, verify_bundle
 from bundler.verify.result import Trust
+from bundler.verify.stream import choose_workers
 
 SIZES = (1_000, 10_000, 100_000)
 FULL = (*SIZES, 1_000_000)
@@ -51,8 +60,11 @@ def floor_pass(path: Path) -> int:
     return n
 
 
-def verify_pass(path: Path, key: str) -> None:
-    report = verify_bundle(path, VerifyOptions(trusted_keys=(key,), keep_events=False))
+def verify_pass(path: Path, key: str, workers: int | None = 0) -> None:
+    """``workers=None`` chooses as ``validate`` does; the default 0 keeps all work (and all
+    CPU time) in this process, for callers that time CPU with ``time.process_time``."""
+    options = VerifyOptions(trusted_keys=(key,), keep_events=False, workers=workers)
+    report = verify_bundle(path, options)
     if not report.valid or report.trust is not Trust.PINNED:
         codes = sorted({d.code for d in report.diagnostics})
         raise SystemExit(f"{path}: expected a valid pinned bundle, got {report.trust} {codes}")
@@ -64,22 +76,50 @@ def runs_for(events: int, override: int | None) -> int:
     return 5 if events <= 10_000 else 3 if events <= 100_000 else 1
 
 
+def _cpu() -> float:
+    """CPU seconds of this process and of its children that have been waited for."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def median_times(fns: dict[str, Callable[[], object]], runs: int
+                 ) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU incl. children) of each function, run in turn ``runs`` times:
+    interleaved, so load from other jobs falls on all of them alike."""
+    walls: dict[str, list[float]] = {name: [] for name in fns}
+    cpus: dict[str, list[float]] = {name: [] for name in fns}
+    for _ in range(runs):
+        for name, fn in fns.items():
+            t0, c0 = time.perf_counter(), _cpu()
+            fn()
+            walls[name].append(time.perf_counter() - t0)
+            cpus[name].append(_cpu() - c0)
+    return {name: (statistics.median(walls[name]), statistics.median(cpus[name]))
+            for name in fns}
+
+
 def measure(events: int, *, large: bool, runs: int | None) -> list[str]:
     path = bundle(events, large=large, log=lambda m: print(m, file=sys.stderr))
     key = trust_key()
     floor_pass(path)  # warm the page cache for both contestants
     k = runs_for(events, runs)
-    verify_s, verify_cpu = median_seconds(lambda: verify_pass(path, key), k)
-    floor_s, floor_cpu = median_seconds(lambda: floor_pass(path), k)
+    workers = choose_workers(path / "events.jsonl", keep_models=False, requested=None)
+    times = median_times({"verify": lambda: verify_pass(path, key, workers=None),
+                          "single": lambda: verify_pass(path, key, workers=0),
+                          "floor": lambda: floor_pass(path)}, k)
+    (verify_s, verify_cpu), (single_s, single_cpu) = times["verify"], times["single"]
+    floor_s, floor_cpu = times["floor"]
     rc, rss = peak_rss_kib([PYTHON, "-m", "bundler", "validate", str(path), "--trust-key", key])
     if rc != 0:
         raise SystemExit(f"validate {path} exited {rc}")
     gen = generation_seconds(path)
     return [f"{events:,}", "large" if large else "small", f"{dir_bytes(path) / 2**20:.1f}",
-            "-" if gen is None else f"{gen[0]:.1f} / {gen[1]:.1f}", str(k),
-            f"{verify_s:.3f} / {verify_cpu:.3f}", f"{events / verify_cpu:,.0f}",
-            f"{floor_s:.3f} / {floor_cpu:.3f}", f"{events / floor_cpu:,.0f}",
-            f"{verify_s / floor_s:.1f}x / {verify_cpu / floor_cpu:.1f}x", f"{rss / 1024:.0f}"]
+            "-" if gen is None else f"{gen[0]:.1f} / {gen[1]:.1f}", str(k), str(workers),
+            f"{verify_s:.3f} / {verify_cpu:.3f}", f"{events / verify_s:,.0f}",
+            f"{events / verify_cpu:,.0f}", f"{single_s:.3f} / {single_cpu:.3f}",
+            f"{floor_s:.3f} / {floor_cpu:.3f}", f"{events / floor_s:,.0f}",
+            f"{verify_s / floor_s:.1f}x / {verify_cpu / floor_cpu:.1f}x",
+            f"{single_s / floor_s:.1f}x / {single_cpu / floor_cpu:.1f}x", f"{rss / 1024:.0f}"]
 
 
 def profile(events: int, top: int) -> None:
@@ -89,7 +129,7 @@ def profile(events: int, top: int) -> None:
     floor_pass(path)
     prof = cProfile.Profile()
     prof.enable()
-    verify_pass(path, key)
+    verify_pass(path, key)  # in this process: the profiler does not follow workers
     prof.disable()
     stats = pstats.Stats(prof)
     raw = stats.stats  # type: ignore[attr-defined]
@@ -127,9 +167,10 @@ def main(argv: list[str] | None = None) -> int:
         for large in (False, True) if args.large else (False,):
             rows.append(measure(n, large=large, runs=args.runs))
             print(f"done: {n:,} events ({'large' if large else 'small'})", file=sys.stderr)
-    print(table(["events", "payloads", "MiB", "gen s wall/CPU", "runs", "verify s wall/CPU",
-                 "verify ev/CPU-s", "floor s wall/CPU", "floor ev/CPU-s",
-                 "verify/floor wall/CPU", "validate peak RSS MiB"], rows))
+    print(table(["events", "payloads", "MiB", "gen s wall/CPU", "runs", "workers",
+                 "verify s wall/CPU", "verify ev/s", "verify ev/CPU-s", "1 proc s wall/CPU",
+                 "floor s wall/CPU", "floor ev/s", "verify/floor wall/CPU",
+                 "1 proc/floor wall/CPU", "validate peak RSS MiB"], rows))
     return 0
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from bundler.diagnostics import DiagnosticSink, Location
 from bundler.integrity.canonical import (
@@ -41,6 +41,10 @@ class RawEvent:
     obj: dict[str, Any] | None
 
 
+#: A reading problem on one line: ``(code, message)``, emitted by the caller.
+Finding = tuple[str, str]
+
+
 def iter_event_lines(path: Path, sink: DiagnosticSink, rel: str = "events.jsonl",
                      limits: Limits = DEFAULT_LIMITS) -> Iterator[RawEvent]:
     """Yield every complete line; diagnostics for lines that are not events.
@@ -49,32 +53,50 @@ def iter_event_lines(path: Path, sink: DiagnosticSink, rel: str = "events.jsonl"
     that the chain step can hash it: the chain over what is on disk must be
     checked whatever the content.
     """
-    cap = limits.max_line_bytes
     with open(path, "rb") as fh:
         line_no = 0
-        while True:
-            chunk = fh.readline(cap + 1)
-            if not chunk:
-                return
+        for data, problem in read_lines(fh, limits.max_line_bytes):
             line_no += 1
-            if chunk[-1:] == b"\n":
-                data = chunk[:-1]
-                # The common case stays in C and Rust code: no Location, no hooks.
-                obj = fast_canonical_object(data)
-                if obj is None:
-                    obj = _parse(data, sink, Location(path=rel, line=line_no))
-                yield RawEvent(line_no, data, obj)
+            if problem is not None:
+                sink.emit(problem[0], problem[1], Location(path=rel, line=line_no))
+                if data is None:
+                    return
+                yield RawEvent(line_no, data, None)
                 continue
-            loc = Location(path=rel, line=line_no)
-            if len(chunk) > cap:
-                total = len(chunk) + _skip_rest_of_line(fh)
-                sink.emit("RB113", f"line is {total} bytes; the limit is {cap} bytes "
-                          "(Limits.max_line_bytes)", loc)
-                yield RawEvent(line_no, b"", None)
-                continue
-            sink.emit("RB114", f"last line has {len(chunk)} bytes and no newline: the log "
-                      "was cut off mid-write (a writer crash?); it is ignored and was "
-                      "never signed", loc)
+            assert data is not None
+            # The common case stays in C and Rust code: no Location, no hooks.
+            obj = fast_canonical_object(data)
+            if obj is None:
+                obj = _parse(data, sink, Location(path=rel, line=line_no))
+            yield RawEvent(line_no, data, obj)
+
+
+def read_lines(fh: BinaryIO, cap: int, end: int | None = None
+               ) -> Iterator[tuple[bytes | None, Finding | None]]:
+    """The lines of ``fh`` from its position up to byte ``end`` (a line start) or EOF.
+
+    Yields ``(line, None)`` for each complete line (without its newline);
+    ``(b"", RB113)`` for a line over ``cap`` bytes, read no further than
+    ``cap + 1`` bytes and then skipped in chunks; ``(None, RB114)`` for a
+    last line with no newline, after which it stops.
+    """
+    pos = fh.tell()
+    while end is None or pos < end:
+        chunk = fh.readline(cap + 1)
+        if not chunk:
+            return
+        pos += len(chunk)
+        if chunk[-1:] == b"\n":
+            yield chunk[:-1], None
+        elif len(chunk) > cap:
+            skipped = _skip_rest_of_line(fh)
+            pos += skipped
+            yield b"", ("RB113", f"line is {len(chunk) + skipped} bytes; the limit is {cap} "
+                        "bytes (Limits.max_line_bytes)")
+        else:
+            yield None, ("RB114", f"last line has {len(chunk)} bytes and no newline: the log "
+                         "was cut off mid-write (a writer crash?); it is ignored and was "
+                         "never signed")
             return
 
 
@@ -87,19 +109,30 @@ def _skip_rest_of_line(fh: Any) -> int:
             return skipped
 
 
-def _parse(data: bytes, sink: DiagnosticSink, loc: Location) -> dict[str, Any] | None:
+def parse_line(data: bytes) -> tuple[dict[str, Any] | None, tuple[Finding, ...]]:
+    """The object a line holds (``None`` if it holds none) and what is wrong with it."""
+    obj = fast_canonical_object(data)
+    return (obj, ()) if obj is not None else _strict(data)
+
+
+def _strict(data: bytes) -> tuple[dict[str, Any] | None, tuple[Finding, ...]]:
     """The strict path, for every line the fast check could not vouch for."""
     try:
-        obj = parse_strict(data)
+        parsed = parse_strict(data)
     except CanonicalError as exc:
-        sink.emit(_KIND_TO_CODE.get(exc.kind, "RB112"), str(exc), loc)
-        return None
-    if not isinstance(obj, dict):
-        sink.emit("RB112", f"an event must be a JSON object, not {type(obj).__name__}", loc)
-        return None
+        return None, ((_KIND_TO_CODE.get(exc.kind, "RB112"), str(exc)),)
+    if not isinstance(parsed, dict):
+        return None, (("RB112", f"an event must be a JSON object, not {type(parsed).__name__}"),)
     try:
-        check_canonical(data, obj)
+        check_canonical(data, parsed)
     except CanonicalError as exc:
-        sink.emit("RB116", str(exc), loc)
         # Still usable for the remaining checks; the hash covers the bytes anyway.
+        return parsed, (("RB116", str(exc)),)
+    return parsed, ()
+
+
+def _parse(data: bytes, sink: DiagnosticSink, loc: Location) -> dict[str, Any] | None:
+    obj, found = _strict(data)
+    for code, message in found:
+        sink.emit(code, message, loc)
     return obj

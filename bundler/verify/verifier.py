@@ -28,19 +28,20 @@ from bundler import layout
 from bundler.diagnostics import DiagnosticSink, Location, Severity
 from bundler.errors import UsageError
 from bundler.integrity.canonical import CanonicalError, parse_strict
-from bundler.integrity.merkle import MerkleAccumulator, leaf_hash
+from bundler.integrity.merkle import MerkleAccumulator
 from bundler.integrity.note import KeyFormatError, VerifierKey, parse_verifier_key
-from bundler.load.events import iter_event_lines
 from bundler.load.limits import DEFAULT_LIMITS, Limits
 from bundler.load.source import BundleSource, open_bundle
-from bundler.model.events import FORMAT_VERSION, IndividualEvent, RedactionEvent
+from bundler.model.events import FORMAT_VERSION
 from bundler.model.metadata import BundleMetadata, Manifest
 from bundler.verify.checkpoints import KeyRing, declared_keys, read_checkpoints, settle_checkpoints
 from bundler.verify.compact import Compactor
+from bundler.verify.facts import EventFacts
 from bundler.verify.invariants import InvariantChecker, event_location
 from bundler.verify.payloads import PayloadLedger, check_payloads
 from bundler.verify.result import LoadedBundle, VerificationReport
-from bundler.verify.schema import TimeOrder, check_event
+from bundler.verify.schema import TimeOrder
+from bundler.verify.stream import choose_workers, line_results
 
 Progress = Callable[[str, int], None]
 
@@ -52,6 +53,9 @@ class VerifyOptions:
     keep_events: bool = True
     limits: Limits = DEFAULT_LIMITS
     progress: Progress | None = None
+    #: processes that analyse log lines: None picks (several only for a large log
+    #: whose events are not kept), 0 or 1 keeps all work in this process
+    workers: int | None = None
 
 
 def parse_trusted_keys(texts: Sequence[str]) -> tuple[VerifierKey, ...]:
@@ -162,42 +166,44 @@ def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: L
     times = TimeOrder()
     progress = opts.progress
     compact = Compactor() if opts.keep_events else None
-    # Runs once per line of logs with millions of lines: a Location is built
-    # only for a finding.
-    for raw in iter_event_lines(path, sink, layout.EVENTS, opts.limits):
-        line = raw.line_no
+    workers = choose_workers(path, keep_models=opts.keep_events, requested=opts.workers)
+    results = line_results(path, opts.limits.max_line_bytes, keep_models=opts.keep_events,
+                           workers=workers)
+    # Lines are analysed one by one (stream.analyse, perhaps in worker processes);
+    # this loop does what depends on their order.  It runs once per line of logs
+    # with millions of lines: a Location is built only for a finding.
+    for line, (h, found, parsed, seq, prev, ev) in enumerate(results, 1):
+        for code, message in found:
+            sink.emit(code, message, Location(path=layout.EVENTS, line=line))
+        if h is None:  # a cut-off last line ends the log
+            break
         bundle.line_count = line
-        h = leaf_hash(raw.data)
         bundle.leaf_hashes += h
         tree.append(h)
         if tree.size in wanted:
             roots[tree.size] = tree.root()
-        obj = raw.obj
-        if obj is not None:
-            seq = obj.get("seq")
-            if type(seq) is int:  # JSON gives int or bool; bool is no seq
+        if parsed:
+            if seq is not None:
                 seqs.check(seq, line, sink)
-            else:
-                seq = None
-            if obj.get("prev") != prev_hex:
-                sink.emit("RB300", f"prev is {str(obj.get('prev'))[:16]}…, expected "
+            if prev != prev_hex:
+                shown = prev if isinstance(prev, str) else prev[0]
+                sink.emit("RB300", f"prev is {shown[:16]}…, expected "
                           f"{prev_hex[:16]}… (leaf hash of line {line - 1})",
                           event_location(line, seq))
-            ev = check_event(obj)
-            if isinstance(ev, tuple):
-                sink.emit(ev[0], ev[1], event_location(line, seq))
-            else:
+            if isinstance(ev, EventFacts):
                 bundle.event_lines[ev.seq] = line
                 if (latest := times.earlier(ev.time)) is not None:
                     sink.emit("RB205", f"time {ev.time} is earlier than the previous event's "
                               f"{latest}", event_location(line, seq))
                 invariants.observe(ev, line)
-                if isinstance(ev, IndividualEvent) and ev.payload is not None:
+                if ev.payload is not None:
                     ledger.commit(ev.payload, ev.seq)
-                elif isinstance(ev, RedactionEvent):
-                    ledger.redact(ev)
-                if compact is not None:
-                    bundle.events.append(compact(ev))
+                elif ev.redaction is not None:
+                    ledger.redact(ev.redaction)
+                if compact is not None and ev.model is not None:
+                    bundle.events.append(compact(ev.model))
+            elif ev is not None:
+                sink.emit(ev[0], ev[1], event_location(line, seq))
         prev_hex = h.hex()
         if progress is not None and line % 10_000 == 0:
             progress("verify", line)

@@ -25,7 +25,8 @@ from bundler.integrity.canonical import canonicalize
 from bundler.model.events import EVENT_MODELS, EventBase, parse_time
 from bundler.synth import generate
 from bundler.verify import VerifyOptions, verify_bundle
-from bundler.verify.invariants import _fast_references, references
+from bundler.verify.facts import reference_list
+from bundler.verify.invariants import references
 from bundler.verify.schema import TimeOrder, check_event
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "example_bundles"
@@ -56,9 +57,9 @@ def test_reference_lists_match_the_generator(bundles: list[Path]) -> None:
     n_refs = 0
     for path in bundles:
         for ev in _events(path):
-            assert _fast_references(ev) == list(references(ev)), ev.id
+            assert reference_list(ev) == list(references(ev)), ev.id
             seen_types.add(ev.type)
-            n_refs += len(_fast_references(ev))
+            n_refs += len(reference_list(ev))
     assert seen_types == set(EVENT_MODELS)
     assert n_refs > 5000
 
@@ -94,8 +95,8 @@ def test_reference_lists_with_every_optional_field() -> None:
     for obj in _every_reference_field():
         ev = check_event(obj)
         assert isinstance(ev, EventBase), ev
-        assert _fast_references(ev) == list(references(ev))
-        assert len(_fast_references(ev)) >= (0 if ev.type == "run" else 1)
+        assert reference_list(ev) == list(references(ev))
+        assert len(reference_list(ev)) >= (0 if ev.type == "run" else 1)
 
 
 def _plain_order(times: list[str]) -> list[str | None]:

@@ -1,0 +1,194 @@
+"""What the order-dependent checks need to know about one event.
+
+The verifier splits its work in two.  What depends on one line alone (parse,
+canonical form, schema, the list of references) can run anywhere, also in a
+worker process; what depends on the order of events (ids seen so far, seq,
+the hash chain, time) runs in one place, in log order.  :class:`EventFacts`
+is what crosses that line: a plain tuple, cheap to send between processes,
+with just the fields the ordered checks read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+from bundler.model.events import (
+    ArchiveEvent,
+    ClaimEvent,
+    EdgeEvent,
+    EventBase,
+    EvidenceNodeEvent,
+    FitnessEvent,
+    IndividualEvent,
+    OperatorEvent,
+    PayloadRef,
+    RedactionEvent,
+    SteeringEvent,
+    WorkflowNodeEvent,
+)
+
+ARTIFACT = frozenset({"individual", "claim"})
+ANY_OBJECT = frozenset({"individual", "claim", "operator", "fitness", "archive", "steering",
+                        "trace_record", "evidence_node", "workflow_node", "edge", "run",
+                        "stream", "redaction"})
+EVIDENCE = ANY_OBJECT - {"run", "stream", "edge", "redaction"}
+
+#: (field, target id, types the target may have, is it a derivation?)
+Reference = tuple[str, str, frozenset[str], bool]
+
+
+class EventFacts(NamedTuple):
+    """The fields of a schema-valid event that the ordered checks read."""
+
+    id: str
+    type: str
+    seq: int
+    time: str
+    run: str
+    stream: str
+    refs: list[Reference]
+    version: int = 1
+    supersedes: str | None = None
+    evidence: list[str] | None = None
+    bound_evidence: list[str] | None = None
+    final: bool = False
+    claim_status: str | None = None
+    verdict: str | None = None
+    passed: bool | None = None
+    target: str | None = None
+    provenance: str | None = None
+    inferred_by: str | None = None
+    confidence: float | None = None
+    payload: PayloadRef | None = None
+    redaction: RedactionEvent | None = None
+    #: the event itself, only when the caller keeps events (it is the costly part to send)
+    model: EventBase | None = None
+
+
+def facts_of(ev: EventBase, keep_model: bool) -> EventFacts:
+    model = ev if keep_model else None
+    etype = ev.type
+    refs = reference_list(ev)
+    if etype == "claim":
+        assert isinstance(ev, ClaimEvent)
+        return EventFacts(ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, refs, ev.version,
+                          ev.supersedes, ev.evidence, [b.evidence for b in ev.bindings],
+                          ev.final, ev.claim_status, payload=ev.payload, model=model)
+    if etype == "individual":
+        assert isinstance(ev, IndividualEvent)
+        return EventFacts(ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, refs, ev.version,
+                          ev.supersedes, payload=ev.payload, model=model)
+    if etype == "fitness":
+        assert isinstance(ev, FitnessEvent)
+        return EventFacts(ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, refs,
+                          verdict=ev.verdict, passed=ev.passed, target=ev.target, model=model)
+    if etype == "edge":
+        assert isinstance(ev, EdgeEvent)
+        return EventFacts(ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, refs,
+                          provenance=ev.provenance, inferred_by=ev.inferred_by,
+                          confidence=ev.confidence, model=model)
+    if etype == "redaction":
+        assert isinstance(ev, RedactionEvent)
+        return EventFacts(ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, refs,
+                          redaction=ev, model=model)
+    return EventFacts(ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, refs, model=model)
+
+
+def reference_list(ev: EventBase) -> list[tuple[str, str, frozenset[str], bool]]:
+    """``list(invariants.references(ev))``, several times faster: dispatch on the type once.
+
+    The generator stays the public form (pages use it); a test checks that
+    both give the same list for every event of several logs.
+    """
+    etype = ev.type
+    out: list[tuple[str, str, frozenset[str], bool]]
+    if etype == "run":
+        out = []
+    elif etype == "stream":
+        out = [("run", ev.run, _RUN, False)]
+    else:
+        out = [("run", ev.run, _RUN, False), ("stream", ev.stream, _STREAM, False)]
+    extra = _REFS_BY_TYPE.get(etype)
+    if extra is not None:
+        extra(ev, out)
+    return out
+
+
+_RUN, _STREAM, _OPERATOR = frozenset({"run"}), frozenset({"stream"}), frozenset({"operator"})
+_TRACE, _CLAIM, _STEERING = (frozenset({"trace_record"}), frozenset({"claim"}),
+                             frozenset({"steering"}))
+_MEMBERS = frozenset({"evidence_node", "workflow_node"})
+_Refs = list[tuple[str, str, frozenset[str], bool]]
+
+
+def _individual_refs(ev: IndividualEvent, out: _Refs) -> None:
+    if ev.supersedes:
+        out.append(("supersedes", ev.supersedes, ARTIFACT, True))
+    if ev.produced_by:
+        out.append(("produced_by", ev.produced_by, _OPERATOR, True))
+    for t in ev.trace:
+        out.append(("trace", t, _TRACE, False))
+
+
+def _claim_refs(ev: ClaimEvent, out: _Refs) -> None:
+    _individual_refs(ev, out)
+    for e in ev.evidence:
+        out.append(("evidence", e, EVIDENCE, False))
+    for b in ev.bindings:
+        out.append(("bindings.evidence", b.evidence, EVIDENCE, False))
+    for d in ev.derived_from:
+        out.append(("derived_from", d, _CLAIM, True))
+
+
+def _operator_refs(ev: OperatorEvent, out: _Refs) -> None:
+    for p in ev.parents:
+        out.append(("parents", p, ARTIFACT, True))
+    if ev.steering:
+        out.append(("steering", ev.steering, _STEERING, False))
+    for t in ev.trace:
+        out.append(("trace", t, _TRACE, False))
+
+
+def _fitness_refs(ev: FitnessEvent, out: _Refs) -> None:
+    out.append(("target", ev.target, ARTIFACT, False))
+    if ev.operator:
+        out.append(("operator", ev.operator, _OPERATOR, False))
+    for e in ev.evidence:
+        out.append(("evidence", e, EVIDENCE, False))
+
+
+def _archive_refs(ev: ArchiveEvent, out: _Refs) -> None:
+    out.append(("member", ev.member, ARTIFACT, False))
+    if ev.operator:
+        out.append(("operator", ev.operator, _OPERATOR, False))
+
+
+def _steering_refs(ev: SteeringEvent, out: _Refs) -> None:
+    if ev.target:
+        out.append(("target", ev.target, ANY_OBJECT, False))
+
+
+def _evidence_node_refs(ev: EvidenceNodeEvent, out: _Refs) -> None:
+    for r in ev.records:
+        out.append(("records", r, _TRACE, False))
+    if ev.individual:
+        out.append(("individual", ev.individual, ARTIFACT, False))
+
+
+def _workflow_node_refs(ev: WorkflowNodeEvent, out: _Refs) -> None:
+    for m in ev.members:
+        out.append(("members", m, _MEMBERS, False))
+
+
+def _edge_refs(ev: EdgeEvent, out: _Refs) -> None:
+    out.append(("source", ev.source, EVIDENCE, False))
+    out.append(("target", ev.target, EVIDENCE, False))
+
+
+_REFS_BY_TYPE: dict[str, Callable[[Any, _Refs], None]] = {
+    "individual": _individual_refs, "claim": _claim_refs, "operator": _operator_refs,
+    "fitness": _fitness_refs, "archive": _archive_refs, "steering": _steering_refs,
+    "evidence_node": _evidence_node_refs, "workflow_node": _workflow_node_refs,
+    "edge": _edge_refs,
+}

@@ -1,0 +1,241 @@
+"""Per-line analysis of ``events.jsonl``: in this process, or in forked workers.
+
+:func:`analyse` does everything that looks at one line alone: the leaf hash,
+strict parse and canonical form, the schema, and the facts the ordered checks
+need (:class:`~bundler.verify.facts.EventFacts`).  Lines are independent, so
+on a large log worker processes analyse byte ranges of the file while the
+verifier consumes the results strictly in log order.  Each result carries its
+findings as data, and the verifier emits them in that order, so the report
+is the same, finding for finding, whichever way the lines were analysed.
+
+Workers are forked (they inherit the loaded models; nothing is imported
+again) and only used where that is safe and pays: a large log, events not
+kept (sending whole events back costs more than validating them), more than
+one CPU, and no other threads in this process (forking a threaded process
+can deadlock the child).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import itertools
+import os
+import pickle
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO, NoReturn
+
+from bundler.load.events import Finding, parse_line, read_lines
+from bundler.verify.facts import EventFacts, facts_of
+from bundler.verify.schema import check_event
+
+#: One analysed line: ``(leaf_hash, findings, parsed, seq, prev, event)``.
+#:
+#: - ``leaf_hash`` is ``None`` for a cut-off last line (nothing more follows);
+#: - ``findings`` are the line's parse problems (RB111-RB116), emitted first;
+#: - ``parsed``: the line held a JSON object, so seq, prev and the schema apply;
+#: - ``seq`` is the ``seq`` member when it is an integer;
+#: - ``prev`` is the ``prev`` member when it is a string, else ``(str(prev)[:16],)``;
+#: - ``event`` is the event's facts, or the ``(code, message)`` that rejects it.
+LineResult = tuple[bytes | None, tuple[Finding, ...], bool, int | None, str | tuple[str],
+                   EventFacts | Finding | None]
+
+_EMPTY_LEAF = hashlib.sha256(b"\x00").digest()
+#: Logs smaller than this are verified in-process: starting workers costs more.
+PARALLEL_MIN_BYTES = 8 << 20
+#: Bytes of log per task: small enough to keep both workers busy to the end.
+RANGE_BYTES = 2 << 20
+#: Environment variable that sets the number of workers (0 or 1: none).
+WORKERS_ENV = "REVIEW_BUNDLER_WORKERS"
+
+
+def analyse(data: bytes, keep_model: bool) -> LineResult:
+    """Everything about one complete line (without its newline) that needs no other line."""
+    h = hashlib.sha256(b"\x00" + data).digest()
+    obj, findings = parse_line(data)
+    if obj is None:
+        return h, findings, False, None, "", None
+    seq = obj.get("seq")
+    if type(seq) is not int:  # JSON gives int or bool; bool is no seq
+        seq = None
+    prev = obj.get("prev")
+    prev_token: str | tuple[str] = prev if type(prev) is str else (str(prev)[:16],)
+    ev = check_event(obj)
+    event = ev if isinstance(ev, tuple) else facts_of(ev, keep_model)
+    return h, findings, True, seq, prev_token, event
+
+
+def _analyse_lines(fh: BinaryIO, cap: int, end: int | None, keep_model: bool
+                   ) -> Iterator[LineResult]:
+    for data, problem in read_lines(fh, cap, end):
+        if problem is None:
+            assert data is not None
+            yield analyse(data, keep_model)
+        elif data is None:  # cut off mid-write: reported, not hashed
+            yield None, (problem,), False, None, "", None
+        else:  # over the size limit: hashed as an empty line, as before it was read
+            yield _EMPTY_LEAF, (problem,), False, None, "", None
+
+
+def analyse_range(path: Path, start: int, end: int, cap: int) -> list[LineResult]:
+    """The lines in bytes ``[start, end)``, which begin and end at line starts."""
+    with open(path, "rb") as fh:
+        fh.seek(start)
+        return list(_analyse_lines(fh, cap, end, False))
+
+
+def line_results(path: Path, cap: int, *, keep_models: bool, workers: int
+                 ) -> Iterator[LineResult]:
+    """Every line of the log, analysed, in order; by ``workers`` processes if above 1."""
+    if workers <= 1:
+        with open(path, "rb") as fh:
+            yield from _analyse_lines(fh, cap, None, keep_models)
+        return
+    size = path.stat().st_size
+    bounds = [0]
+    with open(path, "rb") as fh:
+        while bounds[-1] < size:
+            bounds.append(_line_start_at_or_after(fh, bounds[-1] + RANGE_BYTES, size))
+    ranges = list(itertools.pairwise(bounds))
+    try:
+        pool = _ForkedWorkers(path, cap, ranges, workers)
+    except OSError:  # no process to be had (a ulimit, say): then all of it here
+        with open(path, "rb") as fh:
+            yield from _analyse_lines(fh, cap, None, False)
+        return
+    try:
+        for i, (start, end) in enumerate(ranges):
+            batch = pool.receive(i)
+            # A worker that died (killed, out of memory, a bug) costs speed, not
+            # correctness: its ranges are analysed here, and a bug then raises here.
+            yield from batch if batch is not None else analyse_range(path, start, end, cap)
+    finally:
+        pool.close()
+
+
+class _ForkedWorkers:
+    """Worker ``k`` analyses ranges ``k, k + n, k + 2n, ...`` and pickles each result to
+    its own pipe, in order.  Reading range ``i`` from worker ``i % n`` yields the log in
+    order with no coordination; a full pipe stops a worker that runs ahead, which bounds
+    memory to about one range per worker."""
+
+    def __init__(self, path: Path, cap: int, ranges: list[tuple[int, int]], n: int) -> None:
+        self.n = n
+        self.pipes: list[BinaryIO | None] = []
+        self.pids: list[int] = []
+        try:
+            for k in range(n):
+                read_fd, write_fd = os.pipe()
+                try:
+                    pid = os.fork()
+                except OSError:
+                    os.close(read_fd)
+                    os.close(write_fd)
+                    raise
+                if pid == 0:  # the worker: never returns into the caller's code
+                    os.close(read_fd)
+                    _serve(path, cap, ranges[k::n], write_fd)
+                os.close(write_fd)
+                self.pids.append(pid)
+                self.pipes.append(os.fdopen(read_fd, "rb"))
+        except OSError:
+            self.close()
+            raise
+
+    def receive(self, i: int) -> list[LineResult] | None:
+        pipe = self.pipes[i % self.n]
+        if pipe is None:
+            return None
+        try:
+            header = pipe.read(8)
+            blob = pipe.read(int.from_bytes(header, "little")) if len(header) == 8 else b""
+            batch: list[LineResult] = _loads_without_gc(blob)
+        except Exception:  # EOF: the worker is gone; the caller takes over its ranges
+            pipe.close()
+            self.pipes[i % self.n] = None
+            return None
+        return batch
+
+    def close(self) -> None:
+        for pipe in self.pipes:
+            if pipe is not None:
+                pipe.close()
+        for pid in self.pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)  # only still running if we stopped early
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+
+
+def _loads_without_gc(blob: bytes) -> list[LineResult]:
+    """Unpickle a batch with the cyclic GC paused: a batch is tens of thousands of new
+    tuples that all survive, the pattern that makes the collector rescan the young
+    generations over and over (it doubled the cost).  They hold no cycles."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        batch: list[LineResult] = pickle.loads(blob)
+    finally:
+        if enabled:
+            gc.enable()
+    return batch
+
+
+def _serve(path: Path, cap: int, ranges: list[tuple[int, int]], write_fd: int) -> NoReturn:
+    status = 1
+    try:
+        gc.freeze()  # inherited objects: never scanned, so their pages stay shared
+        with os.fdopen(write_fd, "wb") as out:
+            for start, end in ranges:
+                blob = pickle.dumps(analyse_range(path, start, end, cap),
+                                    protocol=pickle.HIGHEST_PROTOCOL)
+                out.write(len(blob).to_bytes(8, "little"))
+                out.write(blob)
+                out.flush()
+        status = 0
+    finally:
+        os._exit(status)
+
+
+def _line_start_at_or_after(fh: BinaryIO, pos: int, size: int) -> int:
+    """The first line start at or after ``pos`` (``size`` if none): reads forward in blocks,
+    so a hostile 100 MB line costs time, never memory."""
+    if pos >= size:
+        return size
+    fh.seek(pos - 1)
+    while True:
+        block = fh.read(1 << 16)
+        if not block:
+            return size
+        newline = block.find(b"\n")
+        if newline >= 0:
+            return fh.tell() - len(block) + newline + 1
+
+
+def choose_workers(path: Path, *, keep_models: bool, requested: int | None) -> int:
+    """How many worker processes to use; 0 means this process alone.
+
+    ``requested`` None means choose: ``REVIEW_BUNDLER_WORKERS`` if set, else
+    several only for a log of at least ``PARALLEL_MIN_BYTES`` on a machine
+    with more than one CPU for this process.
+    """
+    if requested is None and os.environ.get(WORKERS_ENV, "").strip().isdigit():
+        requested = int(os.environ[WORKERS_ENV])
+    if requested is not None and requested <= 1:
+        return 0
+    if keep_models or not hasattr(os, "fork") or threading.active_count() > 1:
+        return 0
+    if requested is not None:
+        return requested
+    try:
+        if path.stat().st_size < PARALLEL_MIN_BYTES:
+            return 0
+    except OSError:
+        return 0
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)
+    return 0 if cpus < 2 else min(cpus, 4)

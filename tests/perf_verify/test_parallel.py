@@ -1,0 +1,200 @@
+"""Worker processes change the speed of verification, never its report.
+
+The log is cut into many small byte ranges (a few lines each) so that every
+worker handles many of them and line boundaries fall everywhere; the report
+must equal the single-process one finding for finding, in order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+from fixtures.bad import BAD_FIXTURES
+from fixtures.builders import make_valid_bundle
+from fixtures.hostile import make_hostile_bundle
+
+import bundler.verify.stream as stream
+from bundler.integrity.canonical import CanonicalError, canonicalize
+from bundler.load.limits import Limits
+from bundler.synth import generate
+from bundler.verify import VerificationReport, VerifyOptions, verify_bundle
+
+
+def _report(path: Path, workers: int, limits: Limits | None = None) -> list[object]:
+    opts = VerifyOptions(keep_events=False, workers=workers, limits=limits or Limits())
+    report = verify_bundle(path, opts)
+    return _summary(report)
+
+
+def _summary(report: VerificationReport) -> list[object]:
+    b = report.bundle
+    return [[(d.code, d.severity, d.message, str(d.location)) for d in report.diagnostics],
+            report.valid, bytes(b.leaf_hashes), b.line_count, sorted(b.event_lines.items()),
+            [(c.size, c.root_matches) for c in b.checkpoints],
+            sorted((k, v.state) for k, v in b.payloads.items())]
+
+
+def _mutants(base: Path, tmp: Path, n: int, seed: int) -> list[Path]:
+    """Copies of ``base`` with lines swapped, dropped, repeated, re-timed, re-spelled."""
+    rng = random.Random(seed)
+    lines = (base / "events.jsonl").read_bytes().splitlines()
+    ids = [json.loads(line)["id"] for line in lines]
+    out = []
+    for k in range(n):
+        bent = list(lines)
+        for _ in range(rng.randint(1, 4)):
+            i = rng.randrange(len(bent))
+            kind = rng.randrange(6)
+            if kind == 0:
+                j = min(i + 1, len(bent) - 1)
+                bent[i], bent[j] = bent[j], bent[i]
+            elif kind == 1:
+                del bent[i]
+            elif kind == 2:
+                bent.insert(i, bent[i])
+            else:
+                obj = json.loads(bent[i])
+                if kind == 3:
+                    obj["time"] = rng.choice(["2020-01-01T00:00:00Z", "2030-01-01T01:00:00+01:00"])
+                elif kind == 4:
+                    obj["id"] = rng.choice(ids)
+                else:
+                    obj["x"] = rng.choice([1.0, 1e-7, 2**60, "\u00e9"])
+                try:
+                    spelled = canonicalize(obj) if rng.random() < 0.7 else b""
+                except CanonicalError:  # 2**60: JCS refuses it, the verifier must too
+                    spelled = b""
+                bent[i] = spelled or json.dumps(obj).encode()
+        dst = tmp / f"{base.name}-{k}"
+        shutil.copytree(base, dst)
+        tail = rng.choice([b"\n", b"\n", b'{"cut off'])
+        (dst / "events.jsonl").write_bytes(b"\n".join(bent) + tail)
+        out.append(dst)
+    return out
+
+
+@pytest.fixture(scope="module")
+def cases(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    root = tmp_path_factory.mktemp("parallel")
+    synth = generate(root / "synth", events=1500, seed=5)
+    make_valid_bundle(root / "valid")
+    make_hostile_bundle(root / "hostile")
+    out = [synth, root / "valid", root / "hostile"]
+    for fx in BAD_FIXTURES:
+        if not fx.raises and fx.name != "huge_line":
+            (root / fx.name).mkdir()
+            out.append(fx.build(root / fx.name))
+    out += _mutants(synth, root, 12, 1) + _mutants(root / "valid", root, 12, 2)
+    return out
+
+
+@pytest.fixture
+def tiny_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(stream, "RANGE_BYTES", 900)  # two or three lines per range
+
+
+@pytest.mark.usefixtures("tiny_ranges")
+@pytest.mark.parametrize("workers", [2, 3])
+def test_same_report_in_workers(cases: list[Path], workers: int) -> None:
+    found = set()
+    for path in cases:
+        single = _report(path, 0)
+        assert _report(path, workers) == single, path.name
+        found |= {code for code, *_ in single[0]}  # type: ignore[misc]
+    assert {"RB112", "RB114", "RB115", "RB116", "RB202", "RB205", "RB206", "RB207", "RB300",
+            "RB301", "RB501"} <= found
+
+
+@pytest.mark.usefixtures("tiny_ranges")
+def test_over_long_lines_across_ranges(tmp_path: Path) -> None:
+    """A line longer than the limit and than a range is hashed as before and reported once."""
+    path = make_valid_bundle(tmp_path / "b").path
+    lines = (path / "events.jsonl").read_bytes().splitlines()
+    lines.insert(5, b'{"x":"' + b"a" * 5000 + b'"}')
+    (path / "events.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    limits = Limits(max_line_bytes=3000)
+    single = _report(path, 0, limits)
+    assert [c for c, *_ in single[0]].count("RB113") == 1  # type: ignore[misc]
+    assert _report(path, 2, limits) == single
+
+
+@pytest.mark.usefixtures("tiny_ranges")
+def test_a_dead_worker_costs_speed_not_correctness(cases: list[Path],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = [_report(path, 0) for path in cases[:4]]
+
+    def die(*args: object) -> None:
+        os._exit(3)
+
+    monkeypatch.setattr(stream, "_serve", die)
+    assert [_report(path, 2) for path in cases[:4]] == expected
+
+
+def test_workers_are_reaped(cases: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    pids: list[int] = []
+    real = stream._ForkedWorkers.__init__
+
+    def spy(self: stream._ForkedWorkers, *args: object) -> None:
+        real(self, *args)  # type: ignore[arg-type]
+        pids.extend(self.pids)
+
+    monkeypatch.setattr(stream._ForkedWorkers, "__init__", spy)
+    monkeypatch.setattr(stream, "RANGE_BYTES", 900)
+    _report(cases[0], 2)
+    # Stopping early (a consumer that breaks off) reaps them too.
+    results = stream.line_results(cases[0] / "events.jsonl", 1 << 20, keep_models=False,
+                                  workers=2)
+    next(results)
+    results.close()
+    assert len(pids) == 4
+    for pid in pids:
+        with pytest.raises(ChildProcessError):
+            os.waitpid(pid, os.WNOHANG)
+
+
+def test_choice_of_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(stream.WORKERS_ENV, raising=False)
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(b"{}\n")
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"{}\n" * (stream.PARALLEL_MIN_BYTES // 3 + 1))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5})
+    assert stream.choose_workers(small, keep_models=False, requested=None) == 0
+    assert stream.choose_workers(big, keep_models=False, requested=None) == 4
+    assert stream.choose_workers(big, keep_models=True, requested=None) == 0
+    assert stream.choose_workers(big, keep_models=False, requested=1) == 0
+    assert stream.choose_workers(small, keep_models=False, requested=3) == 3
+    monkeypatch.setenv(stream.WORKERS_ENV, "0")
+    assert stream.choose_workers(big, keep_models=False, requested=None) == 0
+    monkeypatch.setenv(stream.WORKERS_ENV, "3")
+    assert stream.choose_workers(small, keep_models=False, requested=None) == 3
+    assert stream.choose_workers(small, keep_models=False, requested=0) == 0
+    monkeypatch.delenv(stream.WORKERS_ENV)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    assert stream.choose_workers(big, keep_models=False, requested=None) == 0
+
+
+@pytest.mark.usefixtures("tiny_ranges")
+def test_no_fork_no_workers(cases: list[Path], monkeypatch: pytest.MonkeyPatch) -> None:
+    expected = _report(cases[0], 0)
+    started: list[int] = []
+    real_fork = os.fork
+
+    def fork_once() -> int:
+        if started:
+            raise OSError("EAGAIN")
+        pid = real_fork()
+        if pid:
+            started.append(pid)
+        return pid
+
+    monkeypatch.setattr(os, "fork", fork_once)
+    assert _report(cases[0], 3) == expected
+    assert len(started) == 1
+    with pytest.raises(ChildProcessError):  # the one that started was stopped and reaped
+        os.waitpid(started[0], os.WNOHANG)
