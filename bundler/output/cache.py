@@ -25,6 +25,7 @@ import dataclasses
 import enum
 import hashlib
 import os
+import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePath
 from typing import Any
@@ -235,23 +236,45 @@ class PreviousSite:
         return cls(root, entries)
 
     def reuse(self, rel: str, fp: str, dest: Path) -> bool:
-        """Hard-link (or copy) the previous ``rel`` to ``dest`` if its fingerprint and
-        bytes are what the manifest promises; False means: render it."""
+        """Carry the previous ``rel`` over to ``dest`` if its fingerprint and bytes are
+        what the manifest promises; False means: render it.
+
+        Only a regular file is reused (no symlink is followed), and only the
+        bytes that were hashed: the file is hard-linked when the link provably
+        names the inode that was read and nothing else links to it, else copied.
+        """
         entry = self.entries.get(rel)
         if entry is None or entry.fingerprint != fp:
             return False
         src = self.root / rel
         try:
-            with open(src, "rb") as fh:
-                if hashlib.file_digest(fh, "sha256").hexdigest() != entry.digest:
+            fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if not stat.S_ISREG(st.st_mode):
                     return False
-            try:
-                os.link(src, dest)
-            except OSError:
-                dest.write_bytes(src.read_bytes())
+                data = fh.read()
+            if hashlib.sha256(data).hexdigest() != entry.digest:
+                return False
+            if st.st_nlink == 1 and _link_same(src, dest, st):
+                return True
+            dest.write_bytes(data)
         except OSError:
             return False
         return True
+
+
+def _link_same(src: Path, dest: Path, st: os.stat_result) -> bool:
+    """Hard-link ``src`` to ``dest`` if ``src`` still names the inode ``st`` describes."""
+    try:
+        os.link(src, dest, follow_symlinks=False)
+    except OSError:
+        return False
+    linked = os.lstat(dest)
+    if (linked.st_ino, linked.st_dev) == (st.st_ino, st.st_dev):
+        return True
+    dest.unlink()
+    return False
 
 
 def manifest_text(salt_digest: str, entries: dict[str, CacheEntry]) -> str:

@@ -87,3 +87,24 @@ def test_manifest_is_not_part_of_the_site(synth_3k: Path, tmp_path: Path) -> Non
     assert not manifest_path(site).is_relative_to(site)
     assert sorted(p.name for p in site.iterdir() if p.name.startswith(".")) == [
         ".review-bundler-site"]
+
+
+def test_symlinked_or_shared_pages_are_not_carried_over(
+        synth_3k: Path, cold: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build(synth_3k, site)
+    # a page replaced by a symlink to an identical copy elsewhere is rendered again
+    outside = tmp_path / "outside.html"
+    page = site / "steering.html"
+    outside.write_bytes(page.read_bytes())
+    page.unlink()
+    page.symlink_to(outside)
+    # a page with a second hard link elsewhere is copied, not linked
+    other = site / "lineage.html"
+    extra_link = tmp_path / "extra-link.html"
+    extra_link.hardlink_to(other)
+    again = build(synth_3k, site)
+    assert again.reused == again.pages - 1
+    assert tree(site) == cold[1]
+    assert not (site / "steering.html").is_symlink()
+    assert (site / "lineage.html").stat().st_ino != extra_link.stat().st_ino
