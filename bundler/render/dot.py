@@ -14,6 +14,7 @@ any string wrapped in ``<...>`` as an HTML-like label.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import textwrap
@@ -36,6 +37,7 @@ ELLIPSIS = "\u2026"
 RANKDIRS = frozenset({"LR", "RL", "TB", "BT"})
 
 _NAME = re.compile(r"[A-Za-z0-9_-]+")
+_SLUG = re.compile(r"[^a-z0-9_]+")
 # Relative URLs only: no scheme (no ':'), no '&' (Graphviz would not escape it),
 # no backslash (escape expansion), no leading '/' (root- or protocol-relative).
 _SAFE_URL = re.compile(r"(?!/)[A-Za-z0-9._~%/#-]+")
@@ -99,6 +101,8 @@ def clean_text(text: str) -> str:
     differently from what it is.  Newlines and tabs become spaces here: line
     breaks are decided by :func:`wrap_label`, not by the bundle.
     """
+    if text.isascii() and text.isprintable():
+        return text        # exact: the only unsafe ASCII is C0 and DEL, never printable
     return _UNSAFE_CHARS.sub(_replace_char, text)
 
 
@@ -117,7 +121,10 @@ def wrap_label(text: str, width: int = LABEL_WIDTH, max_lines: int = LABEL_LINES
     lines: list[str] = []
     for para in text.splitlines() or [""]:
         para = " ".join(clean_text(para).split())
-        lines += textwrap.wrap(para, width, break_long_words=True, break_on_hyphens=False)
+        if len(para) <= width:     # what textwrap.wrap gives for a line that fits
+            lines += [para] if para else []
+        else:
+            lines += textwrap.wrap(para, width, break_long_words=True, break_on_hyphens=False)
     lines = lines or [""]
     if len(lines) > max_lines:
         lines = lines[:max_lines]
@@ -142,9 +149,13 @@ def dot_label(lines: Sequence[str]) -> str:
     return '"' + "\\n".join(dot_text(line) for line in lines) + '"'
 
 
+@functools.lru_cache(maxsize=4096)
 def slug(text: str, fallback: str = "other") -> str:
-    """A CSS class fragment: lower-case ``[a-z0-9_-]``, at most 40 characters."""
-    s = re.sub(r"[^a-z0-9_]+", "-", text.lower()).strip("-")[:40].strip("-")
+    """A CSS class fragment: lower-case ``[a-z0-9_-]``, at most 40 characters.
+
+    Memoised: kinds, states and relations repeat on every node of every graph.
+    """
+    s = _SLUG.sub("-", text.lower()).strip("-")[:40].strip("-")
     return s or fallback
 
 
