@@ -96,6 +96,12 @@ def events_page(ctx: BuildContext, p: int) -> Page:
                 continue
             refs.append({"field": field, "ref": ctx.ref(target, path)})
         raw = ev.raw if isinstance(ev, TraceRecordEvent) else None
+        extra: dict[str, Any] = {}   # free-form details, shown as JSON
+        if ev.attributes:
+            extra["attributes"] = ev.attributes
+        for name in ("params", "rationale", "description"):
+            if value := getattr(ev, name, None):
+                extra[name] = value
         rows.append({
             "ev": ev, "summary": summary(ev), "leaf": ctx.bundle.leaf_hash(ev.seq).hex()
             if (ev.seq + 1) * 32 <= len(ctx.bundle.leaf_hashes) else "",
@@ -105,6 +111,7 @@ def events_page(ctx: BuildContext, p: int) -> Page:
                                                         "workflow_node") else None,
             "raw": raw[:RAW_PREVIEW] if raw is not None else None,
             "raw_truncated": raw is not None and len(raw) > RAW_PREVIEW,
+            "extra": extra,
         })
     first = chunk[0].seq if chunk else 0
     last = chunk[-1].seq if chunk else 0
