@@ -47,7 +47,12 @@ class EventFacts(NamedTuple):
     time: str
     run: str
     stream: str
-    refs: list[Reference]
+    #: the references in order, as columns: ``zip`` them for (field, target, allowed)
+    ref_fields: tuple[str, ...]
+    ref_targets: tuple[str, ...]
+    ref_allowed: tuple[frozenset[str], ...]
+    #: targets of the references that are derivations (lineage), in order
+    derived: tuple[str, ...]
     version: int = 1
     supersedes: str | None = None
     evidence: list[str] | None = None
@@ -70,29 +75,34 @@ def facts_of(ev: EventBase, keep_model: bool) -> EventFacts:
     model = ev if keep_model else None
     etype = ev.type
     refs = reference_list(ev)
+    derived: tuple[str, ...] = ()
+    if refs:
+        fields, targets, allowed, derivation = zip(*refs, strict=True)
+        if any(derivation):
+            derived = tuple(t for t, d in zip(targets, derivation, strict=True) if d)
+    else:
+        fields = targets = allowed = ()
+    head = (ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, fields, targets, allowed, derived)
     if etype == "claim":
         assert isinstance(ev, ClaimEvent)
-        return EventFacts(ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, refs, ev.version,
-                          ev.supersedes, ev.evidence, [b.evidence for b in ev.bindings],
-                          ev.final, ev.claim_status, payload=ev.payload, model=model)
+        return EventFacts(*head, ev.version, ev.supersedes, ev.evidence,
+                          [b.evidence for b in ev.bindings], ev.final, ev.claim_status,
+                          payload=ev.payload, model=model)
     if etype == "individual":
         assert isinstance(ev, IndividualEvent)
-        return EventFacts(ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, refs, ev.version,
-                          ev.supersedes, payload=ev.payload, model=model)
+        return EventFacts(*head, ev.version, ev.supersedes, payload=ev.payload, model=model)
     if etype == "fitness":
         assert isinstance(ev, FitnessEvent)
-        return EventFacts(ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, refs,
-                          verdict=ev.verdict, passed=ev.passed, target=ev.target, model=model)
+        return EventFacts(*head, verdict=ev.verdict, passed=ev.passed, target=ev.target,
+                          model=model)
     if etype == "edge":
         assert isinstance(ev, EdgeEvent)
-        return EventFacts(ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, refs,
-                          provenance=ev.provenance, inferred_by=ev.inferred_by,
+        return EventFacts(*head, provenance=ev.provenance, inferred_by=ev.inferred_by,
                           confidence=ev.confidence, model=model)
     if etype == "redaction":
         assert isinstance(ev, RedactionEvent)
-        return EventFacts(ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, refs,
-                          redaction=ev, model=model)
-    return EventFacts(ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, refs, model=model)
+        return EventFacts(*head, redaction=ev, model=model)
+    return EventFacts(*head, model=model)
 
 
 def reference_list(ev: EventBase) -> list[tuple[str, str, frozenset[str], bool]]:

@@ -31,6 +31,7 @@ from bundler.model.events import (
 )
 from bundler.verify.facts import ANY_OBJECT, ARTIFACT, EVIDENCE, EventFacts
 
+_ALLOWS = frozenset.__contains__
 FAILED_VERDICTS = frozenset({"unsupported", "contradicted", "needs_human_review"})
 
 
@@ -128,16 +129,18 @@ class InvariantChecker:
         elif etype == "stream" and ev.stream != eid:
             self.sink.emit("RB509", f"a stream event's stream ({ev.stream!r}) must equal its id",
                            event_location(line, ev.seq))
-        derived: list[str] | None = None
-        for fname, target, allowed, derivation in ev.refs:
-            if derivation:
-                if derived is None:
-                    derived = self.derivations.setdefault(eid, [])
-                    self.derivation_lines[eid] = (line, ev.seq)
-                derived.append(target)
-            found = types.get(target)
-            if found is None or found not in allowed:  # ids never start with "ext:"
-                self._resolve(ev, fname, target, allowed, line)
+        if ev.derived:
+            self.derivations.setdefault(eid, []).extend(ev.derived)
+            self.derivation_lines[eid] = (line, ev.seq)
+        targets = ev.ref_targets
+        # Every target an earlier event of an allowed type: one pass in C.  Else find
+        # which, in order.  (Ids never start with "ext:", so external refs land here.)
+        if not all(map(_ALLOWS, ev.ref_allowed, map(types.get, targets))):
+            for fname, target, allowed in zip(ev.ref_fields, targets, ev.ref_allowed,
+                                              strict=True):
+                found = types.get(target)
+                if found is None or found not in allowed:
+                    self._resolve(ev, fname, target, allowed, line)
         types[eid] = self._type_names.setdefault(etype, etype)
         if etype == "individual" or etype == "claim":
             self._individual(ev, line)
