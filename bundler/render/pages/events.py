@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from bundler.graph.index import fitness_value
@@ -33,6 +34,12 @@ from bundler.render.urls import EVENTS_PER_PAGE, event_page
 from bundler.verify.invariants import references
 
 RAW_PREVIEW = 4000
+
+
+@functools.cache
+def _extra_fields(cls: type[EventBase]) -> tuple[str, ...]:
+    """The free-form fields of an event type shown under "Recorded details"."""
+    return tuple(n for n in ("params", "rationale", "description") if n in cls.model_fields)
 
 
 def summary(ev: EventBase) -> str:
@@ -99,8 +106,8 @@ def events_page(ctx: BuildContext, p: int) -> Page:
         extra: dict[str, Any] = {}   # free-form details, shown as JSON
         if ev.attributes:
             extra["attributes"] = ev.attributes
-        for name in ("params", "rationale", "description"):
-            if value := getattr(ev, name, None):
+        for name in _extra_fields(type(ev)):
+            if value := getattr(ev, name):
                 extra[name] = value
         rows.append({
             "ev": ev, "summary": summary(ev), "leaf": ctx.bundle.leaf_hash(ev.seq).hex()
