@@ -72,6 +72,16 @@ class EventFacts(NamedTuple):
 
 
 def facts_of(ev: EventBase, keep_model: bool) -> EventFacts:
+    return EventFacts._make(facts_tuple(ev, keep_model))
+
+
+def facts_tuple(ev: EventBase, keep_model: bool) -> tuple[Any, ...]:
+    """The values of :func:`facts_of` as a plain tuple (``EventFacts._make`` revives it).
+
+    Worker processes send these: pickle writes a plain tuple in C, while a named
+    tuple goes through ``__getnewargs__`` and back through its Python ``__new__``,
+    which tripled the cost of sending an event.
+    """
     model = ev if keep_model else None
     etype = ev.type
     refs = reference_list(ev)
@@ -83,26 +93,34 @@ def facts_of(ev: EventBase, keep_model: bool) -> EventFacts:
     else:
         fields = targets = allowed = ()
     head = (ev.id, etype, ev.seq, ev.time, ev.run, ev.stream, fields, targets, allowed, derived)
+    # The rest in field order: version, supersedes, evidence, bound_evidence, final,
+    # claim_status, verdict, passed, target, provenance, inferred_by, confidence, payload,
+    # redaction, model.
     if etype == "claim":
         assert isinstance(ev, ClaimEvent)
-        return EventFacts(*head, ev.version, ev.supersedes, ev.evidence,
-                          [b.evidence for b in ev.bindings], ev.final, ev.claim_status,
-                          payload=ev.payload, model=model)
+        return (*head, ev.version, ev.supersedes, ev.evidence,
+                [b.evidence for b in ev.bindings], ev.final, ev.claim_status,
+                None, None, None, None, None, None, ev.payload, None, model)
     if etype == "individual":
         assert isinstance(ev, IndividualEvent)
-        return EventFacts(*head, ev.version, ev.supersedes, payload=ev.payload, model=model)
+        return (*head, ev.version, ev.supersedes, None, None, False, None,
+                None, None, None, None, None, None, ev.payload, None, model)
     if etype == "fitness":
         assert isinstance(ev, FitnessEvent)
-        return EventFacts(*head, verdict=ev.verdict, passed=ev.passed, target=ev.target,
-                          model=model)
+        return (*head, 1, None, None, None, False, None,
+                ev.verdict, ev.passed, ev.target, None, None, None, None, None, model)
     if etype == "edge":
         assert isinstance(ev, EdgeEvent)
-        return EventFacts(*head, provenance=ev.provenance, inferred_by=ev.inferred_by,
-                          confidence=ev.confidence, model=model)
+        return (*head, 1, None, None, None, False, None, None, None, None,
+                ev.provenance, ev.inferred_by, ev.confidence, None, None, model)
     if etype == "redaction":
         assert isinstance(ev, RedactionEvent)
-        return EventFacts(*head, redaction=ev, model=model)
-    return EventFacts(*head, model=model)
+        return (*head, *_NOTHING_ELSE[:-2], ev, model)
+    return (*head, *_NOTHING_ELSE[:-1], model)
+
+
+#: The defaults of every field after ``derived``, in order.
+_NOTHING_ELSE = tuple(EventFacts._field_defaults.values())
 
 
 def reference_list(ev: EventBase) -> list[tuple[str, str, frozenset[str], bool]]:

@@ -27,22 +27,24 @@ import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import BinaryIO, NoReturn
+from typing import Any, BinaryIO, NoReturn
 
 from bundler.load.events import Finding, parse_line, read_lines
-from bundler.verify.facts import EventFacts, facts_of
+from bundler.verify.facts import facts_of, facts_tuple
 from bundler.verify.schema import check_event
 
-#: One analysed line: ``(leaf_hash, findings, parsed, seq, prev, event)``.
+#: One analysed line: ``(leaf_hash, findings, parsed, seq, prev, facts, rejected)``.
 #:
 #: - ``leaf_hash`` is ``None`` for a cut-off last line (nothing more follows);
 #: - ``findings`` are the line's parse problems (RB111-RB116), emitted first;
 #: - ``parsed``: the line held a JSON object, so seq, prev and the schema apply;
 #: - ``seq`` is the ``seq`` member when it is an integer;
 #: - ``prev`` is the ``prev`` member when it is a string, else ``(str(prev)[:16],)``;
-#: - ``event`` is the event's facts, or the ``(code, message)`` that rejects it.
+#: - ``facts``: the event's :class:`EventFacts`, or from a worker the same values as
+#:   a plain tuple (``EventFacts._make`` revives it), when the schema accepts it;
+#: - ``rejected``: the ``(code, message)`` of the schema finding otherwise.
 LineResult = tuple[bytes | None, tuple[Finding, ...], bool, int | None, str | tuple[str],
-                   EventFacts | Finding | None]
+                   tuple[Any, ...] | None, Finding | None]
 
 _EMPTY_LEAF = hashlib.sha256(b"\x00").digest()
 #: Logs smaller than this are verified in-process: starting workers costs more.
@@ -53,39 +55,44 @@ RANGE_BYTES = 2 << 20
 WORKERS_ENV = "REVIEW_BUNDLER_WORKERS"
 
 
-def analyse(data: bytes, keep_model: bool) -> LineResult:
-    """Everything about one complete line (without its newline) that needs no other line."""
+def analyse(data: bytes, keep_model: bool, plain: bool = False) -> LineResult:
+    """Everything about one complete line (without its newline) that needs no other line.
+
+    ``plain``: facts as a plain tuple, to be sent to another process.
+    """
     h = hashlib.sha256(b"\x00" + data).digest()
     obj, findings = parse_line(data)
     if obj is None:
-        return h, findings, False, None, "", None
+        return h, findings, False, None, "", None, None
     seq = obj.get("seq")
     if type(seq) is not int:  # JSON gives int or bool; bool is no seq
         seq = None
     prev = obj.get("prev")
     prev_token: str | tuple[str] = prev if type(prev) is str else (str(prev)[:16],)
     ev = check_event(obj)
-    event = ev if isinstance(ev, tuple) else facts_of(ev, keep_model)
-    return h, findings, True, seq, prev_token, event
+    if isinstance(ev, tuple):
+        return h, findings, True, seq, prev_token, None, ev
+    facts = facts_tuple(ev, keep_model) if plain else facts_of(ev, keep_model)
+    return h, findings, True, seq, prev_token, facts, None
 
 
-def _analyse_lines(fh: BinaryIO, cap: int, end: int | None, keep_model: bool
-                   ) -> Iterator[LineResult]:
+def _analyse_lines(fh: BinaryIO, cap: int, end: int | None, keep_model: bool,
+                   plain: bool = False) -> Iterator[LineResult]:
     for data, problem in read_lines(fh, cap, end):
         if problem is None:
             assert data is not None
-            yield analyse(data, keep_model)
+            yield analyse(data, keep_model, plain)
         elif data is None:  # cut off mid-write: reported, not hashed
-            yield None, (problem,), False, None, "", None
+            yield None, (problem,), False, None, "", None, None
         else:  # over the size limit: hashed as an empty line, as before it was read
-            yield _EMPTY_LEAF, (problem,), False, None, "", None
+            yield _EMPTY_LEAF, (problem,), False, None, "", None, None
 
 
 def analyse_range(path: Path, start: int, end: int, cap: int) -> list[LineResult]:
     """The lines in bytes ``[start, end)``, which begin and end at line starts."""
     with open(path, "rb") as fh:
         fh.seek(start)
-        return list(_analyse_lines(fh, cap, end, False))
+        return list(_analyse_lines(fh, cap, end, False, plain=True))
 
 
 def line_results(path: Path, cap: int, *, keep_models: bool, workers: int

@@ -172,7 +172,7 @@ def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: L
     # Lines are analysed one by one (stream.analyse, perhaps in worker processes);
     # this loop does what depends on their order.  It runs once per line of logs
     # with millions of lines: a Location is built only for a finding.
-    for line, (h, found, parsed, seq, prev, ev) in enumerate(results, 1):
+    for line, (h, found, parsed, seq, prev, facts, rejected) in enumerate(results, 1):
         for code, message in found:
             sink.emit(code, message, Location(path=layout.EVENTS, line=line))
         if h is None:  # a cut-off last line ends the log
@@ -190,7 +190,8 @@ def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: L
                 sink.emit("RB300", f"prev is {shown[:16]}…, expected "
                           f"{prev_hex[:16]}… (leaf hash of line {line - 1})",
                           event_location(line, seq))
-            if isinstance(ev, EventFacts):
+            if facts is not None:
+                ev = facts if type(facts) is EventFacts else EventFacts._make(facts)
                 bundle.event_lines[ev.seq] = line
                 if (latest := times.earlier(ev.time)) is not None:
                     sink.emit("RB205", f"time {ev.time} is earlier than the previous event's "
@@ -202,8 +203,8 @@ def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: L
                     ledger.redact(ev.redaction)
                 if compact is not None and ev.model is not None:
                     bundle.events.append(compact(ev.model))
-            elif ev is not None:
-                sink.emit(ev[0], ev[1], event_location(line, seq))
+            elif rejected is not None:
+                sink.emit(rejected[0], rejected[1], event_location(line, seq))
         prev_hex = h.hex()
         if progress is not None and line % 10_000 == 0:
             progress("verify", line)

@@ -22,10 +22,19 @@ from fixtures.hostile import make_hostile_bundle
 import bundler.load.events as load_events
 from bundler.diagnostics import Diagnostic
 from bundler.integrity.canonical import canonicalize
-from bundler.model.events import EVENT_MODELS, EventBase, parse_time
+from bundler.model.events import (
+    EVENT_MODELS,
+    ClaimEvent,
+    EdgeEvent,
+    EventBase,
+    FitnessEvent,
+    IndividualEvent,
+    RedactionEvent,
+    parse_time,
+)
 from bundler.synth import generate
 from bundler.verify import VerifyOptions, verify_bundle
-from bundler.verify.facts import reference_list
+from bundler.verify.facts import EventFacts, facts_of, facts_tuple, reference_list
 from bundler.verify.invariants import references
 from bundler.verify.schema import TimeOrder, check_event
 
@@ -175,3 +184,37 @@ def test_fast_path_changes_no_diagnostic(bundles: list[Path], tmp_path: Path,
     assert fast == strict
     found = {code for diags in fast.values() for code, _, _ in diags}
     assert {"RB111", "RB112", "RB115", "RB116", "RB300", "RB201"} <= found
+
+
+def _facts_by_name(ev: EventBase) -> EventFacts:
+    """EventFacts built field by field, by name: what facts_of's positional tuples must equal."""
+    refs = reference_list(ev)
+    common: dict[str, Any] = dict(
+        id=ev.id, type=ev.type, seq=ev.seq, time=ev.time, run=ev.run, stream=ev.stream,
+        ref_fields=tuple(r[0] for r in refs), ref_targets=tuple(r[1] for r in refs),
+        ref_allowed=tuple(r[2] for r in refs), derived=tuple(r[1] for r in refs if r[3]))
+    if isinstance(ev, ClaimEvent):
+        common.update(evidence=ev.evidence, bound_evidence=[b.evidence for b in ev.bindings],
+                      final=ev.final, claim_status=ev.claim_status)
+    if isinstance(ev, IndividualEvent):
+        common.update(version=ev.version, supersedes=ev.supersedes, payload=ev.payload)
+    if isinstance(ev, FitnessEvent):
+        common.update(verdict=ev.verdict, passed=ev.passed, target=ev.target)
+    if isinstance(ev, EdgeEvent):
+        common.update(provenance=ev.provenance, inferred_by=ev.inferred_by,
+                      confidence=ev.confidence)
+    if isinstance(ev, RedactionEvent):
+        common.update(redaction=ev)
+    return EventFacts(**common)
+
+
+def test_facts_fields_land_in_their_places(bundles: list[Path]) -> None:
+    events = [ev for path in bundles for ev in _events(path)]
+    events += [ev for obj in _every_reference_field()
+               if isinstance(ev := check_event(obj), EventBase)]
+    for ev in events:
+        expected = _facts_by_name(ev)
+        assert facts_of(ev, False) == expected
+        assert EventFacts._make(facts_tuple(ev, False)) == expected
+        assert facts_of(ev, True) == expected._replace(model=ev)
+    assert {ev.type for ev in events} == set(EVENT_MODELS)
