@@ -7,7 +7,8 @@ measured in this process, in the same run, on the same cached bundle, after
 one untimed pass so the page cache is warm for both.
 
 ``verify`` is what ``validate`` does (worker processes on a large log, when
-there is more than one CPU); ``1 proc`` is the same with ``workers=0``.  CPU
+more than one CPU is idle; ``--workers N`` forces N); ``1 proc`` is the same
+with ``workers=0``.  CPU
 times include the worker processes, so a parallel run is never cheaper in
 CPU than it really is.
 
@@ -98,13 +99,13 @@ def median_times(fns: dict[str, Callable[[], object]], runs: int
             for name in fns}
 
 
-def measure(events: int, *, large: bool, runs: int | None) -> list[str]:
+def measure(events: int, *, large: bool, runs: int | None, workers: int | None) -> list[str]:
     path = bundle(events, large=large, log=lambda m: print(m, file=sys.stderr))
     key = trust_key()
     floor_pass(path)  # warm the page cache for both contestants
     k = runs_for(events, runs)
-    workers = choose_workers(path / "events.jsonl", keep_models=False, requested=None)
-    times = median_times({"verify": lambda: verify_pass(path, key, workers=None),
+    used = choose_workers(path / "events.jsonl", keep_models=False, requested=workers)
+    times = median_times({"verify": lambda: verify_pass(path, key, workers=used),
                           "single": lambda: verify_pass(path, key, workers=0),
                           "floor": lambda: floor_pass(path)}, k)
     (verify_s, verify_cpu), (single_s, single_cpu) = times["verify"], times["single"]
@@ -114,7 +115,7 @@ def measure(events: int, *, large: bool, runs: int | None) -> list[str]:
         raise SystemExit(f"validate {path} exited {rc}")
     gen = generation_seconds(path)
     return [f"{events:,}", "large" if large else "small", f"{dir_bytes(path) / 2**20:.1f}",
-            "-" if gen is None else f"{gen[0]:.1f} / {gen[1]:.1f}", str(k), str(workers),
+            "-" if gen is None else f"{gen[0]:.1f} / {gen[1]:.1f}", str(k), str(used),
             f"{verify_s:.3f} / {verify_cpu:.3f}", f"{events / verify_s:,.0f}",
             f"{events / verify_cpu:,.0f}", f"{single_s:.3f} / {single_cpu:.3f}",
             f"{floor_s:.3f} / {floor_cpu:.3f}", f"{events / floor_s:,.0f}",
@@ -155,6 +156,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--profile", action="store_true",
                     help="cProfile one verification of the 100k bundle instead of timing")
     ap.add_argument("--top", type=int, default=20, help="rows of profile output")
+    ap.add_argument("--workers", type=int, help="workers for the verify column (default: what "
+                    "validate would choose now: none on a busy machine)")
     args = ap.parse_args(argv)
     if args.profile:
         profile(max(args.sizes or [100_000]), args.top)
@@ -165,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for n in sizes:
         for large in (False, True) if args.large else (False,):
-            rows.append(measure(n, large=large, runs=args.runs))
+            rows.append(measure(n, large=large, runs=args.runs, workers=args.workers))
             print(f"done: {n:,} events ({'large' if large else 'small'})", file=sys.stderr)
     print(table(["events", "payloads", "MiB", "gen s wall/CPU", "runs", "workers",
                  "verify s wall/CPU", "verify ev/s", "verify ev/CPU-s", "1 proc s wall/CPU",

@@ -221,7 +221,8 @@ def choose_workers(path: Path, *, keep_models: bool, requested: int | None) -> i
 
     ``requested`` None means choose: ``REVIEW_BUNDLER_WORKERS`` if set, else
     several only for a log of at least ``PARALLEL_MIN_BYTES`` on a machine
-    with more than one CPU for this process.
+    with more than one CPU for this process and at least one of them idle (the
+    one-minute load average).
     """
     if requested is None and os.environ.get(WORKERS_ENV, "").strip().isdigit():
         requested = int(os.environ[WORKERS_ENV])
@@ -238,4 +239,7 @@ def choose_workers(path: Path, *, keep_models: bool, requested: int | None) -> i
         return 0
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
         (os.cpu_count() or 1)
-    return 0 if cpus < 2 else min(cpus, 4)
+    # Workers only pay on idle CPUs: on a machine already busy with other jobs they
+    # add their cost (about a tenth more CPU) and take no CPU from anyone.
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return 0 if cpus < 2 or busy > cpus - 1 else min(cpus, 4)

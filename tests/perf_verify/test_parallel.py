@@ -164,6 +164,7 @@ def test_choice_of_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     big = tmp_path / "big.jsonl"
     big.write_bytes(b"{}\n" * (stream.PARALLEL_MIN_BYTES // 3 + 1))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5})
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
     assert stream.choose_workers(small, keep_models=False, requested=None) == 0
     assert stream.choose_workers(big, keep_models=False, requested=None) == 4
     assert stream.choose_workers(big, keep_models=True, requested=None) == 0
@@ -175,7 +176,13 @@ def test_choice_of_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     assert stream.choose_workers(small, keep_models=False, requested=None) == 3
     assert stream.choose_workers(small, keep_models=False, requested=0) == 0
     monkeypatch.delenv(stream.WORKERS_ENV)
+    monkeypatch.setattr(os, "getloadavg", lambda: (5.5, 0.5, 0.5))  # every CPU busy
+    assert stream.choose_workers(big, keep_models=False, requested=None) == 0
+    assert stream.choose_workers(big, keep_models=False, requested=2) == 2
+    monkeypatch.setattr(os, "getloadavg", lambda: (4.5, 0.5, 0.5))
+    assert stream.choose_workers(big, keep_models=False, requested=None) == 4
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert stream.choose_workers(big, keep_models=False, requested=None) == 0
 
 
