@@ -53,7 +53,8 @@ def artifact_pages(ctx: BuildContext) -> list[Page]:
 
 def artifacts(ctx: BuildContext) -> list[IndividualEvent]:
     """Individuals that are not claims, in log order."""
-    return [i for i in ctx.idx.individuals.values() if not isinstance(i, ClaimEvent)]
+    return ctx.memo("artifacts", lambda: [i for i in ctx.idx.individuals.values()
+                                          if not isinstance(i, ClaimEvent)])
 
 
 def artifacts_index_page(ctx: BuildContext, k: int = 0) -> Page:
@@ -67,7 +68,7 @@ def artifact_page(ctx: BuildContext, art_id: str) -> Page:
 
 def _index(ctx: BuildContext, arts: list[IndividualEvent], k: int = 0) -> Page:
     path = listing_path("artifacts/index.html", k)
-    kinds = Counter(a.kind for a in arts)
+    kinds = ctx.memo("artifact-kinds", lambda: Counter(a.kind for a in arts))
     items = [{"ref": ctx.ref(a.id, path), "kind": a.kind, "version": a.version,
               "state": _state_name(ctx, a),
               "size": a.payload.size if a.payload else None,

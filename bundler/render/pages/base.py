@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from bundler.graph.index import BundleIndex, ClaimStatus
 from bundler.graph.paths import EvidenceGraph
@@ -124,6 +124,15 @@ class BuildContext:
     #: objects in every one of its evidence paths.  Refs are immutable; cleared
     #: when full so a worker's memory stays bounded.
     _refs: dict[tuple[str, int], Ref] = field(default_factory=dict, repr=False)
+    #: Whole-bundle values that several pages of a listing need (per process).
+    _memo: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def memo(self, key: str, make: Callable[[], T]) -> T:
+        """``make()`` once per process: a listing's pages must not each walk the bundle
+        (130 artifact-index pages x 260k artifacts at 1M events)."""
+        if key not in self._memo:
+            self._memo[key] = make()
+        return cast(T, self._memo[key])
 
     @property
     def bundle(self) -> LoadedBundle:

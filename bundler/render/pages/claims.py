@@ -33,7 +33,7 @@ def claim_pages(ctx: BuildContext) -> list[Page]:
 
 def claims_index_page(ctx: BuildContext, k: int = 0) -> Page:
     """Page ``k`` of the claims listing (``PER_PAGE`` claims each)."""
-    return _index(ctx, ctx.idx.claims_by_status(), k)
+    return _index(ctx, ctx.memo("claims-by-status", ctx.idx.claims_by_status), k)
 
 
 def claim_page(ctx: BuildContext, claim_id: str) -> Page:

@@ -78,7 +78,7 @@ def downloads_page(ctx: BuildContext, copied: dict[str, str], k: int = 0) -> Pag
     """``copied`` maps digest -> path (from site root) of payloads shipped in the site;
     page ``k`` lists ``PER_PAGE`` payloads."""
     rows = []
-    payloads = sorted(ctx.bundle.payloads.items())
+    payloads = ctx.memo("payloads", lambda: sorted(ctx.bundle.payloads.items()))
     for digest, st in page_slice(payloads, k):
         rows.append({"digest": digest, "state": st.state.value, "size": st.size,
                      "media_type": st.media_type, "href": copied.get(digest),

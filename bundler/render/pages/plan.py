@@ -65,7 +65,8 @@ MAKERS: dict[str, Callable[[BuildContext, str], Page]] = {
     "events-index": lambda ctx, key: events_index_page(ctx, _k(key)),
     "events": lambda ctx, key: events_page(ctx, _k(key)),
     "integrity": lambda ctx, _key: integrity_page(ctx),
-    "downloads": lambda ctx, key: downloads_page(ctx, shipped_payloads(ctx), _k(key)),
+    "downloads": lambda ctx, key: downloads_page(
+        ctx, ctx.memo("shipped", lambda: shipped_payloads(ctx)), _k(key)),
     "overview": lambda ctx, _key: overview_page(ctx),
     "audit-index": lambda ctx, _key: audit_index_page(ctx),
 }
