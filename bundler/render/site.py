@@ -255,7 +255,8 @@ def _render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
     """
     audit = [[t] for t in tasks if t.kind == "audit"]
     parts = _chunked([t for t in tasks if t.kind != "audit"], opts.jobs)
-    if opts.jobs == 1:
+    # Workers must inherit the verified bundle: without fork (Windows), render here.
+    if opts.jobs == 1 or "fork" not in multiprocessing.get_all_start_methods():
         meanwhile()
         done = [r for part in audit for r in render_tasks(job, part)]
         job.ctx.audit_pages = _audit_counts(done)
