@@ -22,7 +22,7 @@ from bundler.graph.paths import GEdge, GNode
 from bundler.render import graphviz as gv
 from bundler.render import svg_fast
 from bundler.render.chunks import capped
-from bundler.render.dot import DotGraph, GraphSpec, build_dot
+from bundler.render.dot import DotGraph, GraphSpec, build_dot, safe_url
 from bundler.render.pages.base import BuildContext
 from bundler.render.pages.plan import final_pages, make_page, plan_pages
 from bundler.render.urls import Linker
@@ -63,7 +63,7 @@ def _layout(graphs: list[DotGraph]) -> list[str]:
 
 def _fast(doc: str, graph: DotGraph, spec: GraphSpec) -> str | None:
     return svg_fast.sanitize(doc, graph.name, graph.titles, graph.hrefs, gv.ALLOWED_TAGS,
-                             gv.ALLOWED_ATTRS, gv.safe_url, gv._esc,
+                             gv.ALLOWED_ATTRS, safe_url, gv._esc,
                              lambda vb: gv._head(graph.name, spec.title, spec.description, vb))
 
 
