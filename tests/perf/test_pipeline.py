@@ -9,8 +9,9 @@ import pytest
 
 from bundler.errors import BundlerError, OutputError
 from bundler.graph.index import build_index
+from bundler.render import search_index
 from bundler.render import site as site_mod
-from bundler.render.pages import artifacts, base, plan, workflow
+from bundler.render.pages import artifacts, base, lineage, plan, workflow
 from bundler.render.pages.base import BuildContext
 from bundler.render.urls import Linker
 from bundler.verify import VerifyOptions, verify_bundle
@@ -26,6 +27,8 @@ def small_pages(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(base, "PER_PAGE", 40)
     monkeypatch.setattr(workflow, "PHASES_PER_PAGE", 7)
     monkeypatch.setattr(plan, "PHASES_PER_PAGE", 7)
+    monkeypatch.setattr(lineage, "ARCHIVES_PER_PAGE", 2)
+    monkeypatch.setattr(plan, "ARCHIVES_PER_PAGE", 2)
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +63,13 @@ def test_listings_paginate_and_parallel_output_is_identical(
     assert all(len(r) == 40 for r in rows[:-1]) and 0 < len(rows[-1]) <= 40
     linked = [h for r in rows for h in r]
     assert len(linked) == len(set(linked)) == n_arts       # each artifact exactly once
+    archive_pages = _walk(site, "lineage.html")
+    assert len(archive_pages) == -(-len(ctx.idx.archives) // 2) > 1
+    shown = [re.findall(r"<h3>([^<]+)</h3>", (site / p).read_text(encoding="utf-8"))
+             for p in archive_pages]
+    assert [n for names in shown for n in names] == sorted(ctx.idx.archives)
+    assert "Lineage of selected individuals" not in (site / archive_pages[1]).read_text(
+        encoding="utf-8")
     for first, count in (("claims/index.html", len(ctx.idx.claims)),
                          ("workflow/index.html", -(-len(ctx.idx.workflow_nodes) // 7) * 40),
                          ("downloads.html", len(ctx.bundle.payloads))):
@@ -133,3 +143,17 @@ def test_a_failing_copy_fails_the_build_and_keeps_the_old_site(
         build(synth_3k, out, jobs=2)
     assert tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir() if ".building-" in p.name) == []
+
+
+def test_search_data_is_capped_keeping_evidence_and_archive_members(
+        ctx: BuildContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    full = [d for d in search_index.search_documents(ctx) if d.kind == "artifact"]
+    assert len(full) == len(artifacts.artifacts(ctx))
+    wanted = [a.id for a in artifacts.artifacts(ctx)
+              if a.id in ctx.idx.cited_by or a.id in ctx.idx.archive_memberships]
+    monkeypatch.setattr(search_index, "MAX_ARTIFACT_DOCS", len(wanted) + 5)
+    capped_docs = [d.id for d in search_index.search_documents(ctx) if d.kind == "artifact"]
+    assert len(capped_docs) == len(wanted) + 5
+    assert set(wanted) <= set(capped_docs)
+    order = [d.id for d in full]
+    assert capped_docs == sorted(capped_docs, key=order.index)   # log order kept

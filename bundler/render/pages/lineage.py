@@ -6,10 +6,19 @@ from bundler.graph.index import BundleIndex
 from bundler.graph.paths import lineage_graph
 from bundler.model.events import FitnessEvent
 from bundler.render.graphviz import GraphSpec
-from bundler.render.pages.base import BuildContext, Page, graph_spec
+from bundler.render.pages.base import (
+    BuildContext,
+    Page,
+    graph_spec,
+    listing_path,
+    page_slice,
+    pager,
+)
 from bundler.render.urls import event_href
 
 MAX_LINEAGE_GRAPHS = 6
+#: Archives per page of the lineage page (each shows up to 1,000 of its events).
+ARCHIVES_PER_PAGE = 20
 
 
 def best_candidates(idx: BundleIndex, limit: int) -> list[tuple[str, FitnessEvent]]:
@@ -38,14 +47,17 @@ def current_members(idx: BundleIndex, archive: str) -> list[str]:
     return list(members)
 
 
-def lineage_page(ctx: BuildContext) -> Page:
+def lineage_page(ctx: BuildContext, k: int = 0) -> Page:
+    """Page ``k``: the lineage graphs (first page only) and ``ARCHIVES_PER_PAGE`` archives."""
     idx = ctx.idx
-    path = "lineage.html"
-    selected: list[tuple[str, str]] = [(oid, f"best by {f.metric or 'score'} = {f.score:g}")
-                                       for oid, f in best_candidates(idx, 1)]
-    for name in sorted(idx.archives):
-        for m in current_members(idx, name)[:3]:
-            selected.append((m, f"member of archive {name}"))
+    path = listing_path("lineage.html", k)
+    selected: list[tuple[str, str]] = []
+    if k == 0:   # the graphs are on the first page
+        selected += [(oid, f"best by {f.metric or 'score'} = {f.score:g}")
+                     for oid, f in best_candidates(idx, 1)]
+        for name in sorted(idx.archives):
+            for m in current_members(idx, name)[:3]:
+                selected.append((m, f"member of archive {name}"))
     seen: set[str] = set()
     graphs: list[GraphSpec] = []
     items: list[dict[str, object]] = []
@@ -60,7 +72,8 @@ def lineage_page(ctx: BuildContext) -> Page:
         items.append({"ref": ctx.ref(oid, path), "why": why, "graph": name,
                       "truncated": g.truncated})
     archives = []
-    for name in sorted(idx.archives):
+    names = ctx.memo("archive-names", lambda: sorted(idx.archives))
+    for name in page_slice(names, k, ARCHIVES_PER_PAGE):
         events = idx.archives[name]
         archives.append({
             "name": name,
@@ -73,7 +86,9 @@ def lineage_page(ctx: BuildContext) -> Page:
             "current": ctx.refs(current_members(idx, name)[:200], path),
         })
     return Page(path, "pages/lineage.html", "Lineage and archives", "lineage",
-                {"items": items, "archives": archives}, graphs=graphs,
+                {"items": items, "archives": archives,
+                 "pager": pager("lineage.html", k, len(names), "Archive pages",
+                                ARCHIVES_PER_PAGE)}, graphs=graphs,
                 breadcrumbs=[("Overview", "index.html"), ("Lineage", None)])
 
 

@@ -30,7 +30,7 @@ from bundler.render.pages.integrity import (
     overview_page,
     shipped_payloads,
 )
-from bundler.render.pages.lineage import lineage_page, steering_page
+from bundler.render.pages.lineage import ARCHIVES_PER_PAGE, lineage_page, steering_page
 from bundler.render.pages.workflow import PHASES_PER_PAGE, phase_page, workflow_index_page
 from bundler.render.urls import (
     EVENTS_PER_PAGE,
@@ -60,7 +60,7 @@ MAKERS: dict[str, Callable[[BuildContext, str], Page]] = {
     "artifact": artifact_page,
     "workflow-index": lambda ctx, key: workflow_index_page(ctx, _k(key)),
     "phase": phase_page,
-    "lineage": lambda ctx, _key: lineage_page(ctx),
+    "lineage": lambda ctx, key: lineage_page(ctx, _k(key)),
     "steering": lambda ctx, _key: steering_page(ctx),
     "events-index": lambda ctx, key: events_index_page(ctx, _k(key)),
     "events": lambda ctx, key: events_page(ctx, _k(key)),
@@ -96,7 +96,8 @@ def plan_pages(ctx: BuildContext) -> list[PageTask]:
     tasks += _listing("workflow-index", "workflow/index.html", len(idx.workflow_nodes),
                       PHASES_PER_PAGE)
     tasks += [PageTask("phase", w, workflow_href(w)) for w in idx.workflow_nodes]
-    tasks += [PageTask("lineage", "", "lineage.html"), PageTask("steering", "", "steering.html")]
+    tasks += _listing("lineage", "lineage.html", len(idx.archives), ARCHIVES_PER_PAGE)
+    tasks.append(PageTask("steering", "", "steering.html"))
     tasks += _listing("events-index", "events/index.html", n_events)
     tasks += [PageTask("events", str(p), event_page(p * EVENTS_PER_PAGE))
               for p in range(n_events)]
