@@ -3,14 +3,14 @@
 The *floor* is the least any verifier of this format must do per line in
 Python: read the line, ``json.loads`` it and SHA-256 it.  The ratio
 verify/floor (time) says how much the checks cost on top of that; both are
-measured in this process, in the same run, on the same cached bundle, after
-one untimed pass so the page cache is warm for both.
+measured in the same process, round by round, on the same cached bundle,
+after one untimed pass so the page cache is warm for both.
 
 ``verify`` is what ``validate`` does (worker processes on a large log, when
 more than one CPU is idle; ``--workers N`` forces N); ``1 proc`` is the same
-with ``workers=0``.  CPU
-times include the worker processes, so a parallel run is never cheaper in
-CPU than it really is.
+with ``workers=0``.  CPU times include the worker processes, so a parallel
+run is never cheaper in CPU than it really is.  Each round runs in a fresh
+process, as ``validate`` does.
 
     .venv/bin/python -m bench.bench_verify            # 1k, 10k, 100k events
     .venv/bin/python -m bench.bench_verify --full     # and 1M
@@ -27,13 +27,14 @@ import os
 import platform
 import pstats
 import statistics
+import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 
 from bench.common import (
     PYTHON,
+    ROOT,
     bundle,
     dir_bytes,
     generation_seconds,
@@ -83,31 +84,47 @@ def _cpu() -> float:
     return t.user + t.system + t.children_user + t.children_system
 
 
-def median_times(fns: dict[str, Callable[[], object]], runs: int
-                 ) -> dict[str, tuple[float, float]]:
-    """Median (wall, CPU incl. children) of each function, run in turn ``runs`` times:
-    interleaved, so load from other jobs falls on all of them alike."""
-    walls: dict[str, list[float]] = {name: [] for name in fns}
-    cpus: dict[str, list[float]] = {name: [] for name in fns}
+def one_round(path: Path, key: str, workers: int) -> dict[str, tuple[float, float]]:
+    """(wall, CPU incl. children) of verify, 1 proc and floor, in that order, in this process.
+
+    Each round runs in a fresh process (see :func:`rounds`): forking workers from a
+    process that has already verified a large log once made them markedly slower
+    (its freed heap is shared with them, so their first writes fault page by page),
+    and ``validate`` always starts fresh.
+    """
+    out = {}
+    for name, fn in (("verify", lambda: verify_pass(path, key, workers=workers)),
+                     ("single", lambda: verify_pass(path, key, workers=0)),
+                     ("floor", lambda: floor_pass(path))):
+        t0, c0 = time.perf_counter(), _cpu()
+        fn()
+        out[name] = (time.perf_counter() - t0, _cpu() - c0)
+    return out
+
+
+def rounds(path: Path, key: str, workers: int, runs: int) -> dict[str, tuple[float, float]]:
+    """Median (wall, CPU) of each contestant over ``runs`` rounds, each a fresh process;
+    within a round the three run back to back, so load from other jobs falls on all
+    of them alike."""
+    results = []
     for _ in range(runs):
-        for name, fn in fns.items():
-            t0, c0 = time.perf_counter(), _cpu()
-            fn()
-            walls[name].append(time.perf_counter() - t0)
-            cpus[name].append(_cpu() - c0)
-    return {name: (statistics.median(walls[name]), statistics.median(cpus[name]))
-            for name in fns}
+        proc = subprocess.run([PYTHON, "-m", "bench.bench_verify", "--round", str(path), key,
+                               str(workers)], capture_output=True, text=True, check=False,
+                              cwd=ROOT)
+        if proc.returncode != 0:
+            raise SystemExit(f"measurement round failed: {proc.stderr[-2000:]}")
+        results.append(json.loads(proc.stdout))
+    return {name: (statistics.median(r[name][0] for r in results),
+                   statistics.median(r[name][1] for r in results)) for name in results[0]}
 
 
 def measure(events: int, *, large: bool, runs: int | None, workers: int | None) -> list[str]:
     path = bundle(events, large=large, log=lambda m: print(m, file=sys.stderr))
     key = trust_key()
-    floor_pass(path)  # warm the page cache for both contestants
+    floor_pass(path)  # warm the page cache for all contestants
     k = runs_for(events, runs)
     used = choose_workers(path / "events.jsonl", keep_models=False, requested=workers)
-    times = median_times({"verify": lambda: verify_pass(path, key, workers=used),
-                          "single": lambda: verify_pass(path, key, workers=0),
-                          "floor": lambda: floor_pass(path)}, k)
+    times = rounds(path, key, used, k)
     (verify_s, verify_cpu), (single_s, single_cpu) = times["verify"], times["single"]
     floor_s, floor_cpu = times["floor"]
     rc, rss = peak_rss_kib([PYTHON, "-m", "bundler", "validate", str(path), "--trust-key", key])
@@ -158,7 +175,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--top", type=int, default=20, help="rows of profile output")
     ap.add_argument("--workers", type=int, help="workers for the verify column (default: what "
                     "validate would choose now: none on a busy machine)")
+    ap.add_argument("--round", nargs=3, metavar=("BUNDLE", "KEY", "WORKERS"),
+                    help=argparse.SUPPRESS)  # one measurement round, run in a child process
     args = ap.parse_args(argv)
+    if args.round:
+        bundle_dir, key, workers = args.round
+        floor_pass(Path(bundle_dir))
+        print(json.dumps(one_round(Path(bundle_dir), key, int(workers))))
+        return 0
     if args.profile:
         profile(max(args.sizes or [100_000]), args.top)
         return 0
