@@ -33,7 +33,10 @@ from typing import Any
 from markupsafe import Markup
 from pydantic import BaseModel
 
-MANIFEST_HEADER = "review-bundler page cache v1"
+MANIFEST_HEADER = "review-bundler page cache v2"
+#: Fingerprint of a file that is not a page (a copy, an asset, a report): it is
+#: only reused when the whole bundle is unchanged.
+NOT_A_PAGE = "-"
 #: Manifests kept in the cache folder (least recently written go first).
 MAX_MANIFESTS = 64
 
@@ -211,11 +214,21 @@ def save_manifest(site: Path, text: str) -> None:
         pass
 
 
+@dataclasses.dataclass(frozen=True)
+class SiteSummary:
+    """What a build of the whole site produced: its bundle fingerprint and counts."""
+
+    bundle: str        # fingerprint of everything the site is made from
+    pages: int
+    graphs: int
+
+
 class PreviousSite:
     """The reusable part of an existing site: its folder and its manifest entries."""
 
-    def __init__(self, root: Path, entries: dict[str, CacheEntry]) -> None:
+    def __init__(self, root: Path, summary: SiteSummary, entries: dict[str, CacheEntry]) -> None:
         self.root = root
+        self.summary = summary
         self.entries = entries
 
     @classmethod
@@ -227,13 +240,17 @@ class PreviousSite:
                     return None
                 if fh.readline().rstrip("\n") != f"salt {salt_digest}":
                     return None
+                word, bundle, pages, graphs = fh.readline().rstrip("\n").split(" ")
+                if word != "bundle":
+                    return None
+                summary = SiteSummary(bundle, int(pages), int(graphs))
                 entries = {}
                 for line in fh:
                     fp, digest, path = line.rstrip("\n").split(" ", 2)
                     entries[path] = CacheEntry(fp, digest)
         except (OSError, ValueError, UnicodeDecodeError):
             return None
-        return cls(root, entries)
+        return cls(root, summary, entries)
 
     def reuse(self, rel: str, fp: str, dest: Path) -> bool:
         """Carry the previous ``rel`` over to ``dest`` if its fingerprint and bytes are
@@ -277,8 +294,10 @@ def _link_same(src: Path, dest: Path, st: os.stat_result) -> bool:
     return False
 
 
-def manifest_text(salt_digest: str, entries: dict[str, CacheEntry]) -> str:
+def manifest_text(salt_digest: str, summary: SiteSummary,
+                  entries: dict[str, CacheEntry]) -> str:
     """Deterministic manifest: sorted by path, one ``fingerprint digest path`` line each."""
-    lines = [MANIFEST_HEADER, f"salt {salt_digest}"]
+    lines = [MANIFEST_HEADER, f"salt {salt_digest}",
+             f"bundle {summary.bundle} {summary.pages} {summary.graphs}"]
     lines += [f"{e.fingerprint} {e.digest} {path}" for path, e in sorted(entries.items())]
     return "\n".join(lines) + "\n"

@@ -17,6 +17,7 @@ removal are cleared by the next build.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -50,6 +51,19 @@ class SiteWriter:
         self._done = False
         for stale in self.target.parent.glob(f".{self.target.name}.previous-*"):
             _remove_later(stale)
+
+    def reset(self) -> None:
+        """Start over with an empty temporary folder (nothing is committed yet)."""
+        shutil.rmtree(self.tmp)
+        self.tmp.mkdir()
+        self.written.clear()
+        self._dirs.clear()
+        self.bytes_written = 0
+
+    def digest(self, rel: str) -> str:
+        """SHA-256 of a file written so far."""
+        with open(self.tmp / rel, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
 
     @property
     def previous(self) -> Path | None:

@@ -18,16 +18,11 @@ the old file's bytes; the result is byte-identical to a cold build.
 
 from __future__ import annotations
 
-import functools
 import gc
-import importlib.metadata
 import json
 import math
 import multiprocessing
 import os
-import platform
-import shutil
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -44,13 +39,13 @@ from bundler.errors import InvalidBundleError
 from bundler.graph.index import build_index
 from bundler.output import SiteWriter
 from bundler.output.cache import (
+    NOT_A_PAGE,
     CacheEntry,
     Encoder,
     PreviousSite,
-    digest_text,
+    SiteSummary,
     manifest_text,
     save_manifest,
-    tree_digest,
 )
 from bundler.render import chunks
 from bundler.render.chunks import (
@@ -63,14 +58,9 @@ from bundler.render.chunks import (
     render_tasks,
     size_svg,
 )
-from bundler.render.environment import (
-    PACKAGE_DIR,
-    TEMPLATES_DIR,
-    make_environment,
-    theme_assets,
-    theme_dirs,
-)
+from bundler.render.environment import make_environment, theme_assets
 from bundler.render.highlight import pygments_css
+from bundler.render.incremental import build_salt, bundle_fingerprint, reuse_everything
 from bundler.render.pages.artifacts import file_copy_path
 from bundler.render.pages.base import NAV, BuildContext
 from bundler.render.pages.integrity import bundle_copy_files
@@ -139,18 +129,37 @@ def build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Build
             raise InvalidBundleError(
                 f"{bundle_path} did not pass strict verification; no site was written",
                 diagnostics=[d for d in report.diagnostics if d.severity >= Severity.WARNING])
-        idx = build_index(report.bundle)
-        ctx = BuildContext(report, idx, Linker(idx))
-        ctx.proofs = claim_proofs(report.bundle, (c.seq for c in idx.claims.values()))
-        _progress(opts, "graph", len(idx.by_id), len(idx.by_id))
+        site = _site_info(report, opts)
+        salt = build_salt(site, opts.theme, opts.base_url)
         with SiteWriter(opts.output) as out:
-            return _write(ctx, opts, out, started)
+            previous = None
+            fingerprint = None
+            if opts.incremental:
+                fingerprint = bundle_fingerprint(report, salt, site_report_json(report))
+                if out.previous is not None:
+                    previous = PreviousSite.load(out.previous, salt)
+            if previous is not None and previous.summary.bundle == fingerprint:
+                size = reuse_everything(previous, out, opts.jobs)
+                if size is not None:        # nothing changed: the previous site, verified
+                    out.record(size)
+                    files = len(out.written) + 1
+                    target = out.commit()
+                    save_manifest(target, manifest_text(salt, previous.summary,
+                                                        previous.entries))
+                    return BuildResult(target, report, previous.summary.pages, files,
+                                       out.bytes_written, previous.summary.graphs,
+                                       time.perf_counter() - started, previous.summary.pages)
+                out.reset()
+            idx = build_index(report.bundle)
+            ctx = BuildContext(report, idx, Linker(idx))
+            ctx.proofs = claim_proofs(report.bundle, (c.seq for c in idx.claims.values()))
+            _progress(opts, "graph", len(idx.by_id), len(idx.by_id))
+            return _write(ctx, opts, out, site, salt, previous, fingerprint, started)
     raise AssertionError("unreachable")  # pragma: no cover (ExitStack does not swallow)
 
 
-def _site_info(ctx: BuildContext, opts: BuildOptions) -> SiteInfo:
-    meta = ctx.bundle.metadata
-    report = ctx.report
+def _site_info(report: VerificationReport, opts: BuildOptions) -> SiteInfo:
+    meta = report.bundle.metadata
     return SiteInfo(
         title=opts.title or (meta.title if meta else "Review bundle"),
         description_html=Markup(""),
@@ -159,54 +168,16 @@ def _site_info(ctx: BuildContext, opts: BuildOptions) -> SiteInfo:
         generator=f"review-bundler {__version__}", nav=NAV)
 
 
-def _dot_version() -> str:
-    exe = shutil.which("dot")
-    if exe is None:
-        return "none"
-    try:
-        proc = subprocess.run([exe, "-V"], capture_output=True, timeout=30, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return (proc.stdout + proc.stderr).decode("utf-8", "replace").strip()
-
-
-@functools.cache
-def _code_digest() -> str:
-    """The Python code of this process, digested once: what runs is what was imported
-    at start, whatever is edited on disk while a long-lived process builds sites."""
-    return tree_digest([PACKAGE_DIR], "*.py")
-
-
-def _salt(site: SiteInfo, opts: BuildOptions, encoder: Encoder) -> str:
-    """What every page depends on besides its own inputs; any change rebuilds all."""
-    libs = []
-    for dist in ("jinja2", "markupsafe", "pygments", "markdown-it-py", "pydantic"):
-        try:
-            libs.append(f"{dist}={importlib.metadata.version(dist)}")
-        except importlib.metadata.PackageNotFoundError:
-            libs.append(f"{dist}=?")
-    parts = [__version__, platform.python_version(), *libs, _dot_version(),
-             _code_digest(), tree_digest([TEMPLATES_DIR, *theme_dirs(opts.theme)]),
-             encoder.encode((site.title, str(site.description_html), site.trust,
-                             site.trust_label, site.errors, site.warnings, site.generator,
-                             site.nav)),
-             CSP, opts.base_url or ""]
-    return digest_text("\x00".join(parts))
-
-
-def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter,
+def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInfo, salt: str,
+           previous: PreviousSite | None, fingerprint: str | None,
            started: float) -> BuildResult:
     env = make_environment(opts.theme)
     env.auto_reload = False        # templates cannot change during a build: no stat per page
-    site = _site_info(ctx, opts)
     event_key = event_key_for(ctx.bundle)
-    encoder = Encoder(event_key) if opts.incremental and event_key is not None else None
-    salt = _salt(site, opts, Encoder(None))
-    previous = None
-    if encoder is not None and out.previous is not None:
-        previous = PreviousSite.load(out.previous, salt)
+    encoder = Encoder(event_key) if fingerprint is not None and event_key is not None else None
     job = RenderJob(ctx=ctx, env=env, site=site, base_url=opts.base_url, out_root=out.tmp,
-                    salt=salt, encoder=encoder, previous=previous)
+                    salt=salt, encoder=encoder,
+                    previous=previous if encoder is not None else None)
     tasks = plan_pages(ctx)
     last = final_pages()
     for task in (*tasks, *last):
@@ -220,18 +191,22 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter,
         if len(results) % 200 == 0:
             _progress(opts, "pages", len(results), total)
     _progress(opts, "pages", len(results), total)
-    entries = {}
+    pages = {r.path: r for r in results}
     for r in results:
         out.record(r.size)
-        if r.fingerprint:
-            entries[r.path] = CacheEntry(r.fingerprint, r.digest)
+    graphs = sum(r.graphs for r in results)
+    entries = {}
+    if fingerprint is not None:     # every file, so an unchanged rebuild can reuse them all
+        entries = {rel: (CacheEntry(pages[rel].fingerprint or NOT_A_PAGE, pages[rel].digest)
+                         if rel in pages else CacheEntry(NOT_A_PAGE, out.digest(rel)))
+                   for rel in out.written}
     files, size = len(out.written) + 1, out.bytes_written
     target = out.commit()
-    if encoder is not None:
-        save_manifest(target, manifest_text(salt, entries))
-    return BuildResult(target, ctx.report, len(results), files, size,
-                       sum(r.graphs for r in results), time.perf_counter() - started,
-                       sum(1 for r in results if r.reused))
+    if fingerprint is not None:
+        save_manifest(target, manifest_text(salt, SiteSummary(fingerprint, len(results), graphs),
+                                            entries))
+    return BuildResult(target, ctx.report, len(results), files, size, graphs,
+                       time.perf_counter() - started, sum(1 for r in results if r.reused))
 
 
 def _chunked(tasks: list[PageTask], jobs: int) -> list[list[PageTask]]:

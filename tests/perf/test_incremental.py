@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 
 from bundler.output.cache import manifest_path
+from bundler.render import chunks
+from bundler.render import site as site_mod
+from bundler.render.site import BuildOptions, build_site
 
 from .conftest import build, grow, tree
 
@@ -69,8 +72,8 @@ def test_forged_or_foreign_manifest_is_not_trusted(
     assert build(synth_3k, moved).reused == 0
     # a manifest whose digests do not match the files reuses nothing
     lines = text.splitlines()
-    forged = [*lines[:2]] + [f"{fp} {'0' * 64} {path}"
-                             for fp, _, path in (ln.split(" ", 2) for ln in lines[2:])]
+    forged = [*lines[:3]] + [f"{fp} {'0' * 64} {path}"
+                             for fp, _, path in (ln.split(" ", 2) for ln in lines[3:])]
     manifest.write_text("\n".join(forged) + "\n", encoding="utf-8")
     assert build(synth_3k, site).reused == 0
     assert tree(site) == cold[1]
@@ -108,3 +111,42 @@ def test_symlinked_or_shared_pages_are_not_carried_over(
     assert tree(site) == cold[1]
     assert not (site / "steering.html").is_symlink()
     assert (site / "lineage.html").stat().st_ino != extra_link.stat().st_ino
+
+
+def test_unchanged_bundle_reuses_the_whole_site_without_building_pages(
+        synth_3k: Path, cold: tuple[Path, dict[str, str]], tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    first = build(synth_3k, site, jobs=2)
+
+    def no_pages(*_args: object) -> None:
+        raise AssertionError("a page was built although nothing changed")
+
+    monkeypatch.setattr(chunks, "make_page", no_pages)
+    monkeypatch.setattr(site_mod, "build_index", no_pages)
+    again = build(synth_3k, site, jobs=2)
+    assert (again.pages, again.graphs, again.files) == (first.pages, first.graphs, first.files)
+    assert again.reused == again.pages
+    assert tree(site) == cold[1]
+
+
+def test_a_tampered_copy_in_the_old_site_falls_back_to_page_reuse(
+        synth_3k: Path, cold: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build(synth_3k, site)
+    copied = site / "bundle" / "events.jsonl"
+    copied.write_bytes(copied.read_bytes() + b"tampered\n")
+    again = build(synth_3k, site)
+    assert again.reused == again.pages      # pages are still fine; the copy is redone
+    assert tree(site) == cold[1]
+
+
+def test_different_trust_rebuilds_every_page(
+        synth_3k: Path, tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    build(synth_3k, site)
+    unpinned = build_site(synth_3k, BuildOptions(output=site))     # bundle-only trust
+    assert unpinned.reused == 0
+    fresh = tmp_path / "fresh"
+    build_site(synth_3k, BuildOptions(output=fresh, incremental=False))
+    assert tree(site) == tree(fresh)
