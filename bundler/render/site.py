@@ -11,9 +11,11 @@ processes (:mod:`bundler.render.chunks`), each chunk with one batched
 Graphviz run, written straight to disk and dropped.  Peak memory is the
 verified bundle plus a chunk per worker, whatever the number of pages.
 
-Rebuilding into an existing site reuses every page whose inputs (and the
-code, templates, theme and Graphviz version) are unchanged, after checking
-the old file's bytes; the result is byte-identical to a cold build.
+Rebuilding into an existing site (:mod:`bundler.render.incremental`): when
+nothing the site is made from changed, every old file is carried over after
+checking its bytes, without building a page; otherwise every page whose own
+inputs (and the code, templates, theme and Graphviz version) are unchanged is
+reused the same way.  Either result is byte-identical to a cold build.
 """
 
 from __future__ import annotations
