@@ -12,7 +12,7 @@ a finding.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from bundler import layout
@@ -104,7 +104,9 @@ class InvariantChecker:
     versions: dict[str, int] = field(default_factory=dict)
     final_claims: dict[str, tuple[int, int, bool]] = field(default_factory=dict)
     failed_verification: set[str] = field(default_factory=set)
-    derivations: dict[str, list[str]] = field(default_factory=dict)
+    #: id -> the ids it derives from (tuples of strings: no list per event, and the
+    #: cyclic GC stops scanning them after one look)
+    derivations: dict[str, tuple[str, ...]] = field(default_factory=dict)
     #: (line, seq) of every event that derives from another: cycles are reported there.
     derivation_lines: dict[str, tuple[int, int]] = field(default_factory=dict)
     run_streams: list[tuple[str, str, int, int]] = field(default_factory=list)
@@ -130,7 +132,7 @@ class InvariantChecker:
             self.sink.emit("RB509", f"a stream event's stream ({ev.stream!r}) must equal its id",
                            event_location(line, ev.seq))
         if ev.derived:
-            self.derivations.setdefault(eid, []).extend(ev.derived)
+            self.derivations[eid] = ev.derived  # a new id: nothing stored for it yet
             self.derivation_lines[eid] = (line, ev.seq)
         targets = ev.ref_targets
         # Every target an earlier event of an allowed type: one pass in C.  Else find
@@ -206,7 +208,7 @@ class InvariantChecker:
                            event_location(*at) if at else Location())
 
 
-def _cycles(graph: dict[str, list[str]]) -> list[list[str]]:
+def _cycles(graph: Mapping[str, Sequence[str]]) -> list[list[str]]:
     """Iterative DFS; returns one representative cycle per strongly connected loop."""
     white, grey, black = 0, 1, 2
     color: dict[str, int] = {}
