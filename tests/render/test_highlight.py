@@ -1,0 +1,43 @@
+"""The memoised lexer lookup must choose exactly what Pygments chooses."""
+
+from __future__ import annotations
+
+import re
+
+from pygments.lexers import find_lexer_class_for_filename  # type: ignore[import-untyped,unused-ignore]
+from pygments.lexers._mapping import LEXERS  # type: ignore[import-untyped,unused-ignore]
+from pygments.lexers.python import PythonLexer  # type: ignore[import-untyped,unused-ignore]
+
+from bundler.render import highlight as hl
+
+
+def _names() -> list[str]:
+    """Names built from every Pygments pattern, with prefixes and suffixes that
+    could trip a by-extension memo (``x.bash_y`` must not look up ``.bash_y``)."""
+    names = ["Makefile.py", "a.py", ".py", "..py", "a..py", "x.tar.gz", "README", "a.bash_x",
+             ".bash_x", "a.b.c.d", "dir/run_1.py", "Makefile", "x.Makefile", "a.[ch]"]
+    for pattern in sorted({p for v in LEXERS.values() for p in v[3]}):
+        lit = re.sub(r"\[(.)[^\]]*\]", r"\1", pattern.replace("*", "x").replace("?", "q"))
+        for pre in ("", "a", "run_1", "a.b", ".", "x.bash_", "dir/"):
+            names += [pre + lit, pre + lit + ".py", lit + "." + pre]
+    return names
+
+
+def test_lexer_class_matches_pygments_for_every_pattern() -> None:
+    for name in _names():
+        assert hl.lexer_class_for_filename(name) is find_lexer_class_for_filename(name), name
+
+
+def test_lookups_share_a_key_by_dot_suffix() -> None:
+    assert hl._filename_key("dir/run_17.py") == hl._filename_key("run_18.py") == ".py"
+    assert hl._filename_key("Makefile.am") == "Makefile.am"   # 'Makefile.*' decides
+    assert hl._filename_key("x.bash_x") == "x.bash_x"         # '.bash_*' would match '.bash_x'
+
+
+def test_pick_lexer_gives_fresh_instances_with_our_options() -> None:
+    a, b = hl.pick_lexer("a.py", "text/plain"), hl.pick_lexer("b.py", "text/plain")
+    assert isinstance(a, PythonLexer) and a is not b
+    assert a.stripnl is False and a.ensurenl is True
+    assert type(hl.pick_lexer(None, "application/x-yaml")).__name__ == "YamlLexer"
+    assert hl.is_plain_text(hl.pick_lexer("data.unknownext", "application/octet-stream"))
+    assert hl.has_filename_lexer("train.py") and not hl.has_filename_lexer("data.unknownext")
