@@ -191,3 +191,50 @@ def test_graphviz_escapes_nothing_we_did_not_ask_for(tmp_path: Path) -> None:
     body = out[out.find("<svg"):]
     assert set(re.findall(r"&[#a-z0-9]+;", body)) <= {"&#45;", "&amp;", "&lt;", "&gt;",
                                                       "&quot;", "&#39;"}
+
+
+def test_block_and_run_shortcuts_equal_the_token_loop(
+        corpus: list[tuple[str, DotGraph, GraphSpec]], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whole node/edge/cluster groups and runs of shape lines are copied by one
+    match each; with both shortcuts off the token loop must give the same bytes."""
+    used: list[str] = []
+    real_block = svg_fast._block
+
+    def spy(*args: object) -> str | None:
+        got = real_block(*args)  # type: ignore[arg-type]
+        if got is not None:
+            used.append(got)
+        return got
+
+    monkeypatch.setattr(svg_fast, "_block", spy)
+    fast = [_fast(doc, graph, spec) for doc, graph, spec in corpus]
+    assert len(used) > 10 * len(corpus) // 2
+    monkeypatch.setattr(svg_fast, "_BLOCK", re.compile("(?!)"))
+    monkeypatch.setattr(svg_fast, "_RUN", re.compile("(?!)"))
+    slow = [_fast(doc, graph, spec) for doc, graph, spec in corpus]
+    assert fast == slow
+
+
+BLOCK_MUTATIONS = [
+    ('" xlink:title="', '" xlink:title="&bogus;'),       # an entity the parser refuses
+    ("<title>n1", "<title>&#1;n1"),                      # a character XML forbids
+    ('<a xlink:href="', '<a xlink:href="../x'),          # a link we did not ask for
+    ('class="node', 'class="node" id="again'),           # an attribute named twice
+    ("<!-- n1 -->", "<!-- n--1 -->"),                    # '--' inside a comment
+    ('<text ', '<text x="1" '),                          # x repeated on a run line
+    ("</text>\n</a>", "</text>\n<desc/>\n</a>"),         # not a run line
+]
+
+
+@pytest.mark.parametrize(("old", "new"), BLOCK_MUTATIONS)
+def test_block_shortcut_declines_what_it_does_not_cover(
+        corpus: list[tuple[str, DotGraph, GraphSpec]], old: str, new: str) -> None:
+    hit = 0
+    for doc, graph, spec in corpus[:20]:
+        body = doc.replace("&#45;", "-")
+        if old not in body:
+            continue
+        hit += 1
+        mutated = body.replace(old, new)
+        assert _fast(mutated, graph, spec) == _reference(mutated, graph, spec), graph.name
+    assert hit
