@@ -157,3 +157,38 @@ def test_search_data_is_capped_keeping_evidence_and_archive_members(
     assert set(wanted) <= set(capped_docs)
     order = [d.id for d in full]
     assert capped_docs == sorted(capped_docs, key=order.index)   # log order kept
+
+
+def test_render_workers_fit_the_memory_budget() -> None:
+    gib = 1 << 30
+    assert site_mod.render_workers(2, gib // 4, 2 * gib) == 2        # 100k: fits
+    assert site_mod.render_workers(8, gib // 4, 2 * gib) == 8
+    assert site_mod.render_workers(8, gib // 2, 2 * gib) == 3        # fewer workers
+    assert site_mod.render_workers(2, gib + gib // 2, 2 * gib) == 1  # 1M: in-process
+    assert site_mod.render_workers(2, 3 * gib, 2 * gib) == 1         # already over
+    assert site_mod.render_workers(2, None, 2 * gib) == 2            # unknown: as asked
+    assert site_mod.render_workers(1, 0, 0) == 1
+
+
+def test_memory_budget_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("REVIEW_BUNDLER_MEMORY_MIB", raising=False)
+    assert site_mod.memory_budget() == site_mod.MEMORY_BUDGET == 2 << 30
+    monkeypatch.setenv("REVIEW_BUNDLER_MEMORY_MIB", "512")
+    assert site_mod.memory_budget() == 512 << 20
+    monkeypatch.setenv("REVIEW_BUNDLER_MEMORY_MIB", "lots")
+    assert site_mod.memory_budget() == site_mod.MEMORY_BUDGET
+    resident = site_mod.resident_bytes()
+    assert resident is None or 10 << 20 < resident < 8 << 30
+
+
+def test_over_the_memory_budget_pages_render_in_process_and_identically(
+        synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    build(synth_3k, tmp_path / "forked", jobs=2, incremental=False)
+
+    def no_pool(*args: object, **kwargs: object) -> None:
+        raise AssertionError("forked render workers over the memory budget")
+
+    monkeypatch.setenv("REVIEW_BUNDLER_MEMORY_MIB", "1")
+    monkeypatch.setattr(site_mod, "ProcessPoolExecutor", no_pool)
+    build(synth_3k, tmp_path / "here", jobs=2, incremental=False)
+    assert tree(tmp_path / "here") == tree(tmp_path / "forked")
