@@ -1,0 +1,43 @@
+"""``ref_link`` must render exactly what the ``link`` macro it replaced did."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bundler.render.environment import make_environment, ref_link
+from bundler.render.pages.base import Ref
+
+#: The macro as it was, rendered by the same environment settings.
+OLD_MACRO = """{% macro link(r) -%}
+{% if r.href %}<a href="{{ r.href }}" class="ref kind-{{ r.kind }}">{{ r.label }}</a>{% else %}\
+<span class="ref ref-missing" title="{{ r.id }}">{{ r.label }}{% if r.kind == "missing" %} \
+(not in the log){% endif %}</span>{% endif %}
+{%- endmacro %}{{ link(r) }}"""
+
+REFS = [
+    Ref("c1", "Claim <b>&</b> \"one\"", "claim", "../claims/c1.html", "supported"),
+    Ref("x'1", "gone & <away>", "missing", None),
+    Ref("a2", "no page", "individual", None),
+    Ref("a3", "", "individual", ""),
+    Ref("a4", "odd href", "kind\"x", 'a.html?x="1"&y=<2>'),
+]
+
+
+@pytest.mark.parametrize("ref", REFS)
+def test_ref_link_equals_the_old_macro(ref: Ref) -> None:
+    env = make_environment(None)
+    old = env.from_string(OLD_MACRO).render(r=ref)
+    assert str(ref_link(ref)) == old
+    assert str(ref_link(ref.__dict__)) == old    # a mapping works as Jinja's getattr would
+    assert env.from_string('{% from "_macros.html" import link %}{{ link(r) }}').render(r=ref) \
+        == old
+
+
+def test_a_theme_can_still_override_link(tmp_path: Path) -> None:
+    (tmp_path / "_macros.html").write_text(
+        "{% macro link(r) %}[{{ r.label }}]{% endmacro %}", encoding="utf-8")
+    env = make_environment(tmp_path)
+    out = env.from_string('{% from "_macros.html" import link %}{{ link(r) }}').render(r=REFS[0])
+    assert out == "[Claim &lt;b&gt;&amp;&lt;/b&gt; &#34;one&#34;]"
