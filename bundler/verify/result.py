@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,6 +69,58 @@ class CheckpointCheck:
         return any(s.valid for s in self.signatures)
 
 
+class EventLines(Mapping[int, int]):
+    """seq -> line number of the event, without a dict entry per event when it can.
+
+    In a well-formed log seq ``s`` is on line ``s + k`` for one ``k`` (1 when
+    every line is an event), so the mapping is just ``n`` and ``k``.  A dict of
+    a million entries, with an int object for each key and value, would cost
+    about 100 MB, held through the whole build.  The first entry that breaks
+    the pattern (a gap, a reorder, a repeated seq, a rejected line) turns it
+    into a plain dict, with the same answers as if it had been one from the
+    start (a repeated seq keeps its last line).
+    """
+
+    __slots__ = ("_map", "_n", "_offset")
+
+    def __init__(self) -> None:
+        self._n = 0                     # seqs 0 .. n-1, each on line seq + offset
+        self._offset = 0
+        self._map: dict[int, int] | None = None
+
+    def __setitem__(self, seq: int, line: int) -> None:
+        if self._map is None:
+            if seq == self._n and (seq == 0 or line - seq == self._offset):
+                self._offset = line - seq
+                self._n += 1
+                return
+            self._map = {s: s + self._offset for s in range(self._n)}
+        self._map[seq] = line
+
+    def __getitem__(self, seq: int) -> int:
+        if self._map is not None:
+            return self._map[seq]
+        if type(seq) is int and 0 <= seq < self._n:
+            return seq + self._offset
+        raise KeyError(seq)
+
+    def __contains__(self, seq: object) -> bool:
+        if self._map is not None:
+            return seq in self._map
+        return type(seq) is int and 0 <= seq < self._n
+
+    def __len__(self) -> int:
+        return self._n if self._map is None else len(self._map)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self._n) if self._map is None else self._map)
+
+    @property
+    def dense(self) -> bool:
+        """True while no dict was needed."""
+        return self._map is None
+
+
 @dataclass
 class LoadedBundle:
     """Everything the later stages need, already checked."""
@@ -79,7 +132,7 @@ class LoadedBundle:
     events: list[EventBase] = field(default_factory=list)
     leaf_hashes: bytearray = field(default_factory=bytearray)
     line_count: int = 0
-    event_lines: dict[int, int] = field(default_factory=dict)  # seq -> line number
+    event_lines: EventLines = field(default_factory=EventLines)  # seq -> line number
     payloads: dict[str, PayloadStatus] = field(default_factory=dict)
     checkpoints: list[CheckpointCheck] = field(default_factory=list)
 
