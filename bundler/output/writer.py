@@ -31,6 +31,16 @@ from bundler.errors import OutputError
 SITE_MARKER = ".review-bundler-site"
 
 
+#: Temporary folder -> target of every writer of this process not yet committed or
+#: aborted, so code handed only the folder pages go to can find the site's caches.
+_BUILDING: dict[Path, Path] = {}
+
+
+def target_of(tmp: Path) -> Path | None:
+    """The site a writer of this process is building in ``tmp``, if any."""
+    return _BUILDING.get(tmp)
+
+
 class SiteWriter:
     def __init__(self, target: str | os.PathLike[str]) -> None:
         self.target = Path(target).absolute()
@@ -45,6 +55,7 @@ class SiteWriter:
         if self.tmp.exists():
             shutil.rmtree(self.tmp)
         self.tmp.mkdir()
+        _BUILDING[self.tmp] = self.target
         self.written: set[str] = set()
         self.bytes_written = 0
         self._dirs: set[str] = set()
@@ -122,12 +133,14 @@ class SiteWriter:
         if backup.exists():
             _remove_later(backup)
         self._done = True
+        _BUILDING.pop(self.tmp, None)
         return self.target
 
     def abort(self) -> None:
         if not self._done:
             shutil.rmtree(self.tmp, ignore_errors=True)
             self._done = True
+        _BUILDING.pop(self.tmp, None)
 
     def __enter__(self) -> SiteWriter:
         return self

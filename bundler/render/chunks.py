@@ -33,8 +33,11 @@ from bundler.output.cache import (
     EventKey,
     PreviousSite,
     Uncacheable,
+    digest_text,
     fingerprint,
 )
+from bundler.output.graph_cache import GraphCache
+from bundler.output.writer import target_of
 from bundler.render.graphviz import MAX_NODES, GraphSpec, render_svgs
 from bundler.render.pages.base import BuildContext, Page
 from bundler.render.pages.plan import PageTask, make_page
@@ -69,6 +72,16 @@ class RenderJob:
     encoder: Encoder | None          # None: fingerprints are not computed at all
     previous: PreviousSite | None    # pages that may be reused
     dot: str | None = None
+    #: Laid-out graphs of this site's earlier builds (see :mod:`bundler.output.graph_cache`).
+    graphs: GraphCache | None = None
+
+    def __post_init__(self) -> None:
+        """Open the site's graph store whenever pages are fingerprinted (so a cold
+        build fills it), and read it only when the previous site is reused too."""
+        if self.graphs is None and self.encoder is not None:
+            target = target_of(self.out_root)
+            if target is not None:
+                self.graphs = GraphCache.open(target, read=self.previous is not None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,9 +134,10 @@ def render_tasks(job: RenderJob, tasks: list[PageTask]) -> list[PageResult]:
     pages = [make_page(job.ctx, t) for t in tasks]
     results: dict[int, PageResult] = {}
     fps: list[str] = []
+    keys: dict[str, list[str]] = {}     # page path -> graph keys, in page.graphs order
     todo: list[int] = []
     for i, page in enumerate(pages):
-        fp = _fingerprint(job, page)
+        fp, keys[page.path] = _fingerprint(job, page)
         fps.append(fp)
         if fp and job.previous is not None and \
                 job.previous.reuse(page.path, fp, job.out_root / page.path):
@@ -133,7 +147,7 @@ def render_tasks(job: RenderJob, tasks: list[PageTask]) -> list[PageResult]:
                                     page.facts)
         else:
             todo.append(i)
-    svgs = _layout([pages[i] for i in todo], job.dot)
+    svgs = _layout([pages[i] for i in todo], job.dot, job.graphs, keys)
     for i in todo:
         page = pages[i]
         data = render_page(job, page, svgs.get(page.path, {})).encode("utf-8")
@@ -143,35 +157,60 @@ def render_tasks(job: RenderJob, tasks: list[PageTask]) -> list[PageResult]:
     return [results[i] for i in range(len(pages))]
 
 
-def _fingerprint(job: RenderJob, page: Page) -> str:
+def _fingerprint(job: RenderJob, page: Page) -> tuple[str, list[str]]:
+    """The page's fingerprint and one key per graph ("", [] when not computed).
+
+    Each graph is hashed on its own, from everything its SVG is a function of
+    (its name on the page included), and the page hashes those keys: the keys
+    then also index the graph store at no extra cost.
+    """
     if job.encoder is None:
-        return ""
-    graphs = [(s.name, s.title, s.description, list(s.nodes), list(s.edges), s.root,
-               s.rankdir, {k: list(v) for k, v in s.clusters.items()},
-               [s.href(n.id) for n in s.nodes]) for s in page.graphs]
+        return "", []
     try:
+        keys = [digest_text(f"graph\x00{job.salt}\x00" + job.encoder.encode((
+            graph_name(page.path, s.name), s.title, s.description, list(s.nodes),
+            list(s.edges), s.root, s.rankdir, {k: list(v) for k, v in s.clusters.items()},
+            [s.href(n.id) for n in s.nodes]))) for s in page.graphs]
         return fingerprint(job.encoder, job.salt, (
             page.template, page.path, page.title, page.key, page.breadcrumbs, page.context,
-            graphs))
+            keys)), keys
     except Uncacheable:
-        return ""
+        return "", []
 
 
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
 
 
-def _layout(pages: list[Page], dot: str | None) -> dict[str, dict[str, Markup]]:
-    """page path -> slot -> sized inline SVG, for all ``pages`` in one batch."""
+def graph_name(path: str, slot: str) -> str:
+    """The build-wide unique name of graph ``slot`` of the page at ``path``."""
+    return _NAME.sub("-", path.removesuffix(".html")) + "--" + slot
+
+
+def _layout(pages: list[Page], dot: str | None, store: GraphCache | None = None,
+            keys: dict[str, list[str]] | None = None) -> dict[str, dict[str, Markup]]:
+    """page path -> slot -> sized inline SVG, for all ``pages`` in one batch.
+
+    Graphs found in ``store`` under their key (``keys``: page path -> one key
+    per graph) are not laid out again; the others are, in one ``dot`` run, and
+    stored.
+    """
     specs: list[GraphSpec] = []
-    owners: dict[str, tuple[str, str]] = {}
-    for page in pages:
-        for spec in page.graphs:
-            name = _NAME.sub("-", page.path.removesuffix(".html")) + "--" + spec.name
-            specs.append(capped(dataclasses.replace(spec, name=name)))
-            owners[name] = (page.path, spec.name)
+    owners: dict[str, tuple[str, str, str]] = {}
     out: dict[str, dict[str, Markup]] = {}
+    for page in pages:
+        page_keys = (keys or {}).get(page.path) or [""] * len(page.graphs)
+        for spec, key in zip(page.graphs, page_keys, strict=True):
+            cached = store.get(key) if store is not None and key else None
+            if cached is not None:
+                out.setdefault(page.path, {})[spec.name] = Markup(size_svg(cached))
+                continue
+            name = graph_name(page.path, spec.name)
+            specs.append(capped(dataclasses.replace(spec, name=name)))
+            owners[name] = (page.path, spec.name, key)
     for name, svg in render_svgs(specs, jobs=1, dot=dot).items():
-        path, slot = owners[name]
+        path, slot, key = owners[name]
+        if store is not None and key:
+            store.put(key, svg)
         out.setdefault(path, {})[slot] = Markup(size_svg(svg))  # sanitised by render.graphviz
     return out
 

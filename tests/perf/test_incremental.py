@@ -4,12 +4,18 @@ from __future__ import annotations
 
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
+from markupsafe import Markup
 
 from bundler.output.cache import manifest_path
-from bundler.render import chunks
+from bundler.output.graph_cache import store_path
+from bundler.render import chunks, graphviz
 from bundler.render import site as site_mod
+from bundler.render.chunks import graph_name
+from bundler.render.graphviz import GraphSpec
+from bundler.render.pages.base import Page
 from bundler.render.site import BuildOptions, build_site
 
 from .conftest import build, grow, tree
@@ -47,6 +53,75 @@ def test_grown_bundle_rebuild_matches_its_cold_build(synth_3k: Path, tmp_path: P
     assert warm.pages == cold.pages
     # most pages are untouched by 30 appended events; new and affected ones are not
     assert warm.pages * 0.5 < warm.reused < warm.pages
+
+
+class LaidOut:
+    """Records the graphs handed to Graphviz and the pages rendered (in-process
+    builds, ``jobs=1``)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.names: list[str] = []
+        self.pages: list[str] = []
+        real_svgs, real_page = graphviz.render_svgs, chunks.render_page
+
+        def counting(specs: list[GraphSpec], **kwargs: Any) -> dict[str, str]:
+            self.names += [s.name for s in specs]
+            return real_svgs(specs, **kwargs)
+
+        def rendering(job: chunks.RenderJob, page: Page, svg: dict[str, Markup]) -> str:
+            self.pages.append(page.path)
+            return real_page(job, page, svg)
+
+        monkeypatch.setattr(chunks, "render_svgs", counting)
+        monkeypatch.setattr(chunks, "render_page", rendering)
+
+
+def test_grown_rebuild_takes_unchanged_graphs_from_the_store(
+        synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    grown = grow(synth_3k, tmp_path / "grown", 30)
+    site = tmp_path / "site"
+    build(synth_3k, site)
+    before = {p.relative_to(site).as_posix() for p in site.rglob("*.html")}
+    laid = LaidOut(monkeypatch)
+    warm = build(grown, site)
+    # claim pages change (their proofs name the newest checkpoint); their graphs do not
+    again = [p for p in laid.pages if p in before and p.startswith("claims/")
+             and not p.startswith("claims/index")]
+    assert len(again) > 10
+    prefixes = tuple(graph_name(p, "") for p in again)
+    assert not [n for n in laid.names if n.startswith(prefixes)]
+    assert len(laid.names) < warm.graphs / 4
+    fresh = tmp_path / "fresh"
+    build(grown, fresh, incremental=False)
+    assert tree(site) == tree(fresh)
+
+
+def test_damaged_graph_store_is_laid_out_again(
+        synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    grown = grow(synth_3k, tmp_path / "grown", 30)
+    site = tmp_path / "site"
+    build(synth_3k, site)
+    entries = sorted(store_path(site).glob("*.svg"))
+    assert entries
+    for entry in entries:      # same length, other bytes: only the digest can tell
+        data = entry.read_bytes()
+        entry.write_bytes(data.replace(b"<title", b"<TITLE"))
+    fresh_laid = LaidOut(monkeypatch)
+    build(grown, site)
+    assert any(n.startswith("claims-") for n in fresh_laid.names)
+    fresh = tmp_path / "fresh"
+    build(grown, fresh, incremental=False)
+    assert tree(site) == tree(fresh)
+
+
+def test_a_removed_site_does_not_read_its_graph_store(
+        synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    first = build(synth_3k, site)
+    shutil.rmtree(site)
+    laid = LaidOut(monkeypatch)
+    again = build(synth_3k, site)
+    assert len(laid.names) == again.graphs == first.graphs
 
 
 def test_edited_page_in_the_old_site_is_rendered_again(
