@@ -41,11 +41,34 @@ def theme_dirs(user_theme: Path | None) -> list[Path]:
     return dirs
 
 
+#: Names a plain dict has as attributes (``items``, ``get``, ``__class__`` ...).
+_DICT_ATTRS = frozenset(dir(dict))
+
+
+class _Environment(jinja2.Environment):
+    """Jinja with a faster ``x.name`` for page contexts, which are plain dicts.
+
+    Jinja tries ``getattr`` first and the key only after an ``AttributeError``;
+    an exception per lookup made dict access about twice as slow as attribute
+    access, and the event log does twenty per row.  For a plain dict and a name
+    that is not a dict attribute that ``getattr`` always fails, so looking the
+    key up directly gives the same value (or the same undefined) sooner.
+    """
+
+    def getattr(self, obj: Any, attribute: str) -> Any:
+        if type(obj) is dict and attribute not in _DICT_ATTRS:
+            try:
+                return obj[attribute]
+            except (TypeError, LookupError, AttributeError):
+                return self.undefined(obj=obj, name=attribute)
+        return super().getattr(obj, attribute)
+
+
 def make_environment(user_theme: Path | None) -> jinja2.Environment:
     loaders: list[jinja2.BaseLoader] = [jinja2.FileSystemLoader(str(d)) for d in
                                         theme_dirs(user_theme)]
     loaders.append(jinja2.FileSystemLoader(str(TEMPLATES_DIR)))
-    env = jinja2.Environment(
+    env = _Environment(
         loader=jinja2.ChoiceLoader(loaders),
         # autoescape=True, not select_autoescape(): it would skip *.html.j2 (DESIGN-NOTES §5)
         autoescape=True,

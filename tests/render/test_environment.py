@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import jinja2
 import pytest
 
 from bundler.render.environment import make_environment, ref_link
@@ -41,3 +42,21 @@ def test_a_theme_can_still_override_link(tmp_path: Path) -> None:
     env = make_environment(tmp_path)
     out = env.from_string('{% from "_macros.html" import link %}{{ link(r) }}').render(r=REFS[0])
     assert out == "[Claim &lt;b&gt;&amp;&lt;/b&gt; &#34;one&#34;]"
+
+
+def test_dict_lookup_shortcut_keeps_jinja_semantics() -> None:
+    """``d.items`` is still the method, a missing key is still undefined (strict:
+    an error), other objects still go through Jinja's own lookup."""
+    env = make_environment(None)
+    d = {"items": "shadowed", "name": "<x>", "n": 2}
+    out = env.from_string("{{ d.name }} {{ d.n }} {{ d['items'] }} "
+                          "{{ d.items() | list | length }} {{ r.label }}").render(d=d, r=REFS[0])
+    assert out == "&lt;x&gt; 2 shadowed 3 Claim &lt;b&gt;&amp;&lt;/b&gt; &#34;one&#34;"
+    with pytest.raises(jinja2.UndefinedError):
+        env.from_string("{{ d.missing }}").render(d=d)
+    plain = jinja2.Environment(undefined=jinja2.StrictUndefined)
+    for name in ("name", "items", "get", "__class__", "missing", "n"):
+        ours = env.getattr(d, name)
+        theirs = plain.getattr(d, name)
+        assert type(ours) is type(theirs) and (isinstance(ours, jinja2.Undefined) or
+                                               ours == theirs), name
