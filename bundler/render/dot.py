@@ -101,8 +101,8 @@ def clean_text(text: str) -> str:
     differently from what it is.  Newlines and tabs become spaces here: line
     breaks are decided by :func:`wrap_label`, not by the bundle.
     """
-    if text.isascii() and text.isprintable():
-        return text        # exact: the only unsafe ASCII is C0 and DEL, never printable
+    if text.isprintable():
+        return text        # exact: every unsafe character is non-printable (tested)
     return _UNSAFE_CHARS.sub(_replace_char, text)
 
 
@@ -186,9 +186,21 @@ def edge_label(edge: GEdge) -> str:
 
 def node_title(node: GNode) -> str:
     """The accessible name: label, kind and state (Graphviz's own is ``n12``)."""
-    facets = ", ".join(x.replace("_", " ") for x in (node.kind, node.state) if x)
-    label = shorten(node.label if node.label.strip() else node.id, TITLE_LIMIT)
+    return _node_title(node.label if node.label.strip() else node.id, node.kind, node.state)
+
+
+@functools.lru_cache(maxsize=8192)
+def _node_title(label: str, kind: str, state: str) -> str:
+    """Memoised: a node appears in the graphs of many pages (lineages overlap)."""
+    facets = ", ".join(x.replace("_", " ") for x in (kind, state) if x)
+    label = shorten(label, TITLE_LIMIT)
     return f"{label} ({shorten(facets, 80)})" if facets else label
+
+
+@functools.lru_cache(maxsize=8192)
+def _node_label(text: str) -> str:
+    """The quoted, wrapped DOT label of a node (memoised like :func:`_node_title`)."""
+    return dot_label(wrap_label(text))
 
 
 def _attrs(pairs: Sequence[tuple[str, str]]) -> str:
@@ -256,7 +268,7 @@ def build_dot(spec: GraphSpec) -> DotGraph:
             cls.append("root")
         title = titles[f"{name}-{n}"] = node_title(node)
         attrs = [("id", f'"{name}-{n}"'), ("class", f'"{" ".join(cls)}"'),
-                 ("label", dot_label(wrap_label(labels[node.id]))), ("tooltip", _q(title)),
+                 ("label", _node_label(labels[node.id])), ("tooltip", _q(title)),
                  ("shape", shape)]
         if style:
             attrs.append(("style", f'"{style}"'))

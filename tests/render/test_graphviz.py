@@ -415,3 +415,23 @@ def test_any_label_renders_exactly_as_wrapped(labels: list[str], relation: str) 
         assert title_of(g) == node_title(node)
     for g in groups(svg, "edge"):
         assert texts(g) == ([shorten(relation, 32)] if shorten(relation, 32) else [])
+
+
+def test_clean_text_fast_path_is_exact() -> None:
+    """clean_text returns printable text untouched: no unsafe character is printable."""
+    from bundler.render import dot
+    assert not [c for c in range(0x110000)
+                if dot._UNSAFE_CHARS.match(chr(c)) and chr(c).isprintable()]
+    for text in ("caf\u00e9 \u2192 ok", "a\u202eb", "x\u2028y", "t\tab", "\ud800", "\U0001fffe"):
+        assert dot.clean_text(text) == dot._UNSAFE_CHARS.sub(dot._replace_char, text)
+
+
+def test_memoised_node_text_matches_the_plain_composition() -> None:
+    from bundler.render import dot
+    for node in (GNode("a", "individual", "x" * 90, "verified"), GNode("b", "", "  ", ""),
+                 GNode("c", "trace_record", "l1\nl2\nl3", "missing_payload")):
+        label = node.label if node.label.strip() else node.id
+        facets = ", ".join(x.replace("_", " ") for x in (node.kind, node.state) if x)
+        want = shorten(label, dot.TITLE_LIMIT)
+        assert node_title(node) == (f"{want} ({shorten(facets, 80)})" if facets else want)
+        assert dot._node_label(label) == dot.dot_label(wrap_label(label))
