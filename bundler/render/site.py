@@ -74,6 +74,7 @@ from bundler.render.urls import Linker, slug
 from bundler.reports import TRUST_TEXT, to_json_obj, to_sarif
 from bundler.schema import schema_json
 from bundler.verify import VerificationReport, VerifyOptions, verify_bundle
+from bundler.verify.verifier import young_collections_only
 
 __all__ = ["CSP", "MIN_GRAPH_SCALE", "BuildOptions", "BuildResult", "SiteInfo", "build_site",
            "site_report_json", "size_svg"]
@@ -162,9 +163,10 @@ def build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Build
                                        out.bytes_written, previous.summary.graphs,
                                        time.perf_counter() - started, previous.summary.pages)
                 out.reset()
-            idx = build_index(report.bundle)
-            ctx = BuildContext(report, idx, Linker(idx))
-            ctx.proofs = claim_proofs(report.bundle, (c.seq for c in idx.claims.values()))
+            with young_collections_only():
+                idx = build_index(report.bundle)
+                ctx = BuildContext(report, idx, Linker(idx))
+                ctx.proofs = claim_proofs(report.bundle, (c.seq for c in idx.claims.values()))
             _progress(opts, "graph", len(idx.by_id), len(idx.by_id))
             return _write(ctx, opts, out, site, salt, previous, fingerprint, started)
     raise AssertionError("unreachable")  # pragma: no cover (ExitStack does not swallow)
@@ -244,18 +246,30 @@ def _render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
     audit = [[t] for t in tasks if t.kind == "audit"]
     parts = _chunked([t for t in tasks if t.kind != "audit"], jobs)
     # Workers must inherit the verified bundle: without fork (Windows), render here.
-    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        meanwhile()
-        done = [r for part in audit for r in render_tasks(job, part)]
-        job.ctx.audit_pages = _audit_counts(done)
-        yield from done
-        for part in parts:
-            yield from render_tasks(job, part)
-        yield from render_tasks(job, last)
-        return
-    chunks.JOB = job
+    # The bundle and index live to the end and hold no garbage: frozen, the cyclic
+    # GC stops rescanning them (a full pass over a million events at every
+    # collection of the oldest generation), and forked workers keep their pages shared.
     gc.collect()
-    gc.freeze()     # workers share the bundle copy-on-write; keep their GC off its pages
+    gc.freeze()
+    try:
+        if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+            meanwhile()
+            done = [r for part in audit for r in render_tasks(job, part)]
+            job.ctx.audit_pages = _audit_counts(done)
+            yield from done
+            for part in parts:
+                yield from render_tasks(job, part)
+            yield from render_tasks(job, last)
+        else:
+            yield from _render_forked(job, jobs, audit, parts, last, meanwhile)
+    finally:
+        gc.unfreeze()
+
+
+def _render_forked(job: RenderJob, jobs: int, audit: list[list[PageTask]],
+                   parts: list[list[PageTask]], last: list[PageTask],
+                   meanwhile: Callable[[], None]) -> Iterator[PageResult]:
+    chunks.JOB = job
     pool = ProcessPoolExecutor(max_workers=jobs,
                                mp_context=multiprocessing.get_context("fork"))
     helper: threading.Thread | None = None
@@ -290,7 +304,6 @@ def _render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
         if helper is not None:
             helper.join()
         pool.shutdown(wait=True, cancel_futures=True)   # a failure stops the rest at once
-        gc.unfreeze()
         chunks.JOB = None
 
 

@@ -192,3 +192,22 @@ def test_over_the_memory_budget_pages_render_in_process_and_identically(
     monkeypatch.setattr(site_mod, "ProcessPoolExecutor", no_pool)
     build(synth_3k, tmp_path / "here", jobs=2, incremental=False)
     assert tree(tmp_path / "here") == tree(tmp_path / "forked")
+
+
+def test_in_process_rendering_runs_with_the_bundle_frozen(
+        synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import gc
+
+    from bundler.render import chunks
+
+    frozen: list[int] = []
+    real = chunks.render_tasks
+
+    def spy(job: chunks.RenderJob, tasks: list[plan.PageTask]) -> list[chunks.PageResult]:
+        frozen.append(gc.get_freeze_count())
+        return real(job, tasks)
+
+    monkeypatch.setattr(site_mod, "render_tasks", spy)
+    build(synth_3k, tmp_path / "site", jobs=1, incremental=False)
+    assert frozen and min(frozen) > 10_000
+    assert gc.get_freeze_count() == 0

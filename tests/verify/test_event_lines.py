@@ -62,3 +62,4 @@ def test_random_logs_answer_as_a_dict() -> None:
             line += 1 if rng.random() < 0.9 else 2
             pairs.append((seq if rng.random() < 0.9 else rng.randrange(12), line))
         _same(*_both(pairs))
+
