@@ -72,11 +72,31 @@ def _field_names(cls: type) -> tuple[str, ...]:
     return names
 
 
+_FROZEN: dict[type, bool] = {}
+#: Encodings of frozen dataclass instances kept per encoder (then it starts over).
+MEMO_SIZE = 20_000
+
+
+def _frozen(cls: type) -> bool:
+    frozen = _FROZEN.get(cls)
+    if frozen is None:
+        params = getattr(cls, "__dataclass_params__", None)
+        frozen = _FROZEN[cls] = bool(params is not None and params.frozen)
+    return frozen
+
+
 class Encoder:
-    """An injective text encoding of page inputs (type-tagged, length-prefixed)."""
+    """An injective text encoding of page inputs (type-tagged, length-prefixed).
+
+    A frozen dataclass whose fields are all strings, numbers or None (a link,
+    say, of which one builder-wide cache hands the same instance to many
+    pages) is encoded once: the memo holds the instance itself, so its id
+    cannot be reused by another object while the entry exists.
+    """
 
     def __init__(self, event_key: EventKey | None) -> None:
         self.event_key = event_key
+        self._memo: dict[int, tuple[object, str]] = {}
 
     def encode(self, obj: Any) -> str:
         parts: list[str] = []
@@ -139,17 +159,7 @@ class Encoder:
         elif isinstance(obj, BaseModel):
             self._model(obj, out)
         elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-            out.append(f"D{t.__module__}.{t.__qualname__}(")
-            enc = self._enc
-            for name in _field_names(t):
-                value = getattr(obj, name)
-                if type(value) is str:
-                    out.append(f"s{len(value)}:{value}")
-                elif value is None:
-                    out.append("n")
-                else:
-                    enc(value, out)
-            out.append(")")
+            self._dataclass(obj, t, out)
         elif isinstance(obj, (str, int, float)):   # subclasses (not enums): by value and type
             out.append(f"x{t.__qualname__}:")
             self._enc(_plain(obj), out)
@@ -162,6 +172,30 @@ class Encoder:
             out.append(">")
         else:
             raise Uncacheable(f"cannot fingerprint a {t.__module__}.{t.__qualname__}")
+
+    def _dataclass(self, obj: Any, t: type, out: list[str]) -> None:
+        memo = self._memo.get(id(obj))
+        if memo is not None and memo[0] is obj:
+            out.append(memo[1])
+            return
+        start = len(out)
+        atoms = True
+        out.append(f"D{t.__module__}.{t.__qualname__}(")
+        for name in _field_names(t):
+            value = getattr(obj, name)
+            vt = type(value)
+            if vt is str:
+                out.append(f"s{len(value)}:{value}")
+            elif value is None:
+                out.append("n")
+            else:
+                atoms = atoms and (vt is int or vt is bool or vt is float)
+                self._enc(value, out)
+        out.append(")")
+        if atoms and _frozen(t):
+            if len(self._memo) >= MEMO_SIZE:
+                self._memo.clear()
+            self._memo[id(obj)] = (obj, "".join(out[start:]))
 
     def _model(self, obj: BaseModel, out: list[str]) -> None:
         key = self.event_key(obj) if self.event_key is not None else None

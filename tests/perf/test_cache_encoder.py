@@ -28,6 +28,20 @@ class Point:
     label: str | None = None
 
 
+@dataclasses.dataclass(frozen=True)
+class Link:
+    href: str | None
+    n: int = 0
+
+
+@dataclasses.dataclass
+class Mutable:
+    href: str
+
+
+LINKS = [Link("a"), Link(None, 3), Link("a", 1)]
+
+
 def reference(obj: Any) -> str:
     """The encoding as first written: one recursive call per value."""
     out: list[str] = []
@@ -85,7 +99,7 @@ def _atom(rng: random.Random) -> Any:
     return rng.choice([
         None, True, False, 0, 1, -7, 1.5, float("inf"), "", "a", "é\x00<b>", "s3:x",
         Markup(""), Markup("<b>x</b>"), Name("a"), Colour.RED, Colour.ONE,
-        PurePosixPath("a/b.html"), frozenset({"x", "y"}),
+        PurePosixPath("a/b.html"), frozenset({"x", "y"}), *LINKS, Link("a"),
     ])
 
 
@@ -112,6 +126,15 @@ def test_fast_paths_encode_exactly_as_the_reference() -> None:
     for _ in range(3000):
         value = _value(rng, 4)
         assert enc.encode(value) == reference(value)
+
+
+def test_a_mutable_dataclass_is_encoded_afresh_each_time() -> None:
+    enc = Encoder(None)
+    value = Mutable("a")
+    first = enc.encode([value, Link("x")])
+    value.href = "b"
+    assert enc.encode([value, Link("x")]) != first
+    assert enc.encode([value, Link("x")]) == reference([value, Link("x")])
 
 
 def test_markup_and_str_stay_apart_inside_containers() -> None:
