@@ -9,9 +9,12 @@ builds, in alternation so machine load hits all of them alike:
   at the end) into A, which holds the site of N (target: at most 30% of a
   cold build of N + N/100).
 
-Whatever the builder reuses, the result must be the site a cold build would
-write: A after the rebuild is compared file by file (SHA-256 of every file,
-and the file list) with the cold build, and a difference fails the run.
+Each figure is the median wall time, with the median CPU time (the build and
+every process it waited for) beside it: on a shared machine other jobs
+stretch wall time far more than CPU time.  Whatever the builder reuses,
+the result must be the site a cold build would write: A after the rebuild
+is compared file by file (SHA-256 of every file, and the file list) with the
+cold build, and a difference fails the run.
 
 How the +1% bundle is made: the generator's output for N*1.01 *does* start
 with the N-event log byte for byte (its random stream does not depend on the
@@ -133,6 +136,7 @@ def measure(events: int, runs: int) -> list[Row]:
     site_a = CACHE / "sites" / "incremental-a"
     site_b = CACHE / "sites" / "incremental-b"
     t: dict[str, list[float]] = {"cold": [], "same": [], "cold+": [], "grow": []}
+    cpu: dict[str, list[float]] = {k: [] for k in t}
     diffs: list[str] = []
     for i in range(runs):
         shutil.rmtree(site_a, ignore_errors=True)
@@ -146,24 +150,41 @@ def measure(events: int, runs: int) -> list[Row]:
         diffs += [f"+1%: {d}" for d in differences(tree_digest(site_a), tree_digest(site_b))]
         for k, m in (("cold", cold), ("same", same), ("grow", grow), ("cold+", cold_plus)):
             t[k].append(m.wall)
-        log(f"  incremental run {i + 1}/{runs}: cold {cold.wall:.1f} s, unchanged "
-            f"{same.wall:.1f} s, +1% {grow.wall:.1f} s, cold +1% {cold_plus.wall:.1f} s, "
-            f"{len(diffs)} differing files so far")
+            cpu[k].append(m.cpu)
+        log(f"  incremental run {i + 1}/{runs} (wall / CPU): cold {cold.wall:.1f} / "
+            f"{cold.cpu:.1f} s, unchanged {same.wall:.1f} / {same.cpu:.1f} s, +1% "
+            f"{grow.wall:.1f} / {grow.cpu:.1f} s, cold +1% {cold_plus.wall:.1f} / "
+            f"{cold_plus.cpu:.1f} s, {len(diffs)} differing files so far")
     shutil.rmtree(site_b, ignore_errors=True)
-    med = {k: statistics.median(v) for k, v in t.items()}
-    same_r, grow_r = med["same"] / med["cold"], med["grow"] / med["cold+"]
+    return rows(events, runs, t, cpu, diffs)
+
+
+def rows(events: int, runs: int, wall: dict[str, list[float]], cpu: dict[str, list[float]],
+         diffs: list[str]) -> list[Row]:
+    """The table: medians of wall time (the targets) with CPU time beside them.
+
+    CPU time (the build and every process it waited for) is shown because
+    other jobs on a shared machine stretch wall time far more than CPU time;
+    the verdict stays on wall time, which is what the targets are about.
+    """
+    med = {k: statistics.median(v) for k, v in wall.items()}
+    mcpu = {k: statistics.median(v) for k, v in cpu.items()}
     size = f"{events // 1000:,}k"
-    return [
-        Row(f"rebuild unchanged {size} bundle into its site (median of {runs})",
-            f"{med['same']:.1f} s", f"{med['cold']:.1f} s cold", f"{100 * same_r:.0f}%",
-            f"<= {100 * MAX_UNCHANGED:.0f}%", verdict(same_r <= MAX_UNCHANGED)),
-        Row(f"rebuild {size} + 1% appended events into the {size} site",
-            f"{med['grow']:.1f} s", f"{med['cold+']:.1f} s cold", f"{100 * grow_r:.0f}%",
-            f"<= {100 * MAX_APPENDED:.0f}%", verdict(grow_r <= MAX_APPENDED)),
-        Row("rebuilt sites byte-identical to cold builds",
-            "yes" if not diffs else f"NO: {len(diffs)} files differ, e.g. {diffs[0]}",
-            target="identical", ok=verdict(not diffs)),
-    ]
+    out = []
+    for label, k, base, limit in (
+            (f"rebuild unchanged {size} bundle into its site (median of {runs})", "same",
+             "cold", MAX_UNCHANGED),
+            (f"rebuild {size} + 1% appended events into the {size} site", "grow", "cold+",
+             MAX_APPENDED)):
+        ratio, cpu_ratio = med[k] / med[base], mcpu[k] / mcpu[base]
+        out.append(Row(label, f"{med[k]:.1f} s (CPU {mcpu[k]:.1f} s)",
+                       f"{med[base]:.1f} s cold (CPU {mcpu[base]:.1f} s)",
+                       f"{100 * ratio:.0f}% (CPU {100 * cpu_ratio:.0f}%)",
+                       f"<= {100 * limit:.0f}%", verdict(ratio <= limit)))
+    out.append(Row("rebuilt sites byte-identical to cold builds",
+                   "yes" if not diffs else f"NO: {len(diffs)} files differ, e.g. {diffs[0]}",
+                   target="identical", ok=verdict(not diffs)))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
