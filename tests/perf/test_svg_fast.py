@@ -238,3 +238,81 @@ def test_block_shortcut_declines_what_it_does_not_cover(
         mutated = body.replace(old, new)
         assert _fast(mutated, graph, spec) == _reference(mutated, graph, spec), graph.name
     assert hit
+
+
+def _tree_check(svg: str, allowed_hrefs: frozenset[str] | None = None) -> str | None:
+    """assert_inline_safe as it was (parse to a tree, walk it): its error, or None."""
+    import xml.etree.ElementTree as ET
+    s = f"{{{gv.SVG_NS}}}"
+    if gv._UNSAFE_MARKUP.search(svg):
+        return "forbidden markup"
+    try:
+        tree = ET.fromstring(svg)
+    except ET.ParseError as exc:
+        return f"not well-formed ({exc})"
+    for el in tree.iter():
+        if not isinstance(el.tag, str) or el.tag.removeprefix(s) not in gv.ALLOWED_TAGS:
+            return f"element {el.tag!r}"
+        for key, value in el.attrib.items():
+            local = key.rsplit("}", 1)[-1].lower()
+            if local.startswith("on") or local == "style":
+                return f"attribute {key!r}"
+            if local == "href" and (
+                    safe_url(value) is None or "javascript:" in value.lower()
+                    or (allowed_hrefs is not None and value not in allowed_hrefs)):
+                return f"link {value!r}"
+    return None
+
+
+def _stream_check(svg: str, allowed_hrefs: frozenset[str] | None = None) -> str | None:
+    try:
+        gv.assert_inline_safe(svg, allowed_hrefs=allowed_hrefs)
+    except BundlerError as exc:
+        return str(exc).removeprefix("refusing to inline graph SVG: ")
+    return None
+
+
+OUTPUT_MUTATIONS: list[Callable[[str, random.Random], str]] = [
+    lambda s, r: s.replace("<path ", "<script>x</script><path ", 1),
+    lambda s, r: s.replace("<path ", '<path onclick="x()" ', 1),
+    lambda s, r: s.replace("<path ", '<path ONload=\'x()\' ', 1),
+    lambda s, r: s.replace("<path ", '<path style="fill:red" ', 1),
+    lambda s, r: s.replace("<path ", '<path xlink:style="x" ', 1),
+    lambda s, r: s.replace("<path ", "<image ", 1).replace("</path>", "</image>", 1),
+    lambda s, r: s.replace("<path ", '<path xmlns="http://example/" ', 1),
+    lambda s, r: s.replace("<g ", '<g xmlns:xlink="http://example/" ', 1),
+    lambda s, r: s.replace("<g ", '<q:g xmlns:q="http://www.w3.org/2000/svg" ', 1),
+    lambda s, r: s.replace("<g ", '<h:g xmlns:h="http://example/" ', 1),
+    lambda s, r: s.replace('xlink:href="', 'xlink:href="javascript:', 1),
+    lambda s, r: s.replace('xlink:href="', 'xlink:href="&#106;avascript:', 1),
+    lambda s, r: s.replace('xlink:href="', 'xlink:href="\t', 1),
+    lambda s, r: s.replace('xlink:href="', 'href="', 1),
+    lambda s, r: s.replace('xlink:href="', 'xlink:href="x', 1),
+    lambda s, r: s.replace("<title", "<title a=\"1\" a=\"2\"", 1),
+    lambda s, r: s.replace("</g>", "", 1),
+    lambda s, r: s + "<svg/>",
+    lambda s, r: s.replace("</text>", "&bogus;</text>", 1),
+    lambda s, r: s.replace("</text>", "<!-- c --></text>", 1),
+    lambda s, r: (lambda i: s[:i] + "<" + s[i:])(r.randrange(len(s))),
+    lambda s, r: (lambda i: s[:i] + '"' + s[i:])(r.randrange(len(s))),
+    lambda s, r: (lambda i: s[:i] + s[i + 1:])(r.randrange(len(s))),
+]
+
+
+def test_final_check_judges_exactly_as_the_tree_walk(
+        corpus: list[tuple[str, DotGraph, GraphSpec]]) -> None:
+    """Checking start tags while expat parses gives the same verdict and the same
+    message as building the tree and walking it, on real and broken markup."""
+    rng = random.Random(7)
+    outputs = [(gv.postprocess(doc, graph, spec.title, spec.description), graph.hrefs)
+               for doc, graph, spec in corpus]
+    failed = 0
+    for svg, hrefs in outputs:
+        assert _stream_check(svg, hrefs) is None
+        for mutate in OUTPUT_MUTATIONS:
+            bad = mutate(svg, rng)
+            for allowed in (hrefs, None):
+                want = _tree_check(bad, allowed)
+                assert _stream_check(bad, allowed) == want, (want, bad[:300])
+                failed += want is not None
+    assert failed > len(outputs) * len(OUTPUT_MUTATIONS)
