@@ -96,6 +96,11 @@ def test_grown_rebuild_takes_unchanged_graphs_from_the_store(
     assert tree(site) == tree(fresh)
 
 
+def test_a_build_without_the_page_cache_keeps_no_graphs(
+        cold: tuple[Path, dict[str, str]]) -> None:
+    assert not store_path(cold[0]).exists()
+
+
 def test_damaged_graph_store_is_laid_out_again(
         synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     grown = grow(synth_3k, tmp_path / "grown", 30)
