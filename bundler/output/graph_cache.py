@@ -17,7 +17,9 @@ layout plus sanitising was most of the cost of such a rebuild.
   decides): removing a site folder makes the next build cold, graphs too.
 * **Checked.**  Each entry records the SHA-256 of its key and its SVG; an
   entry whose bytes do not match (truncated, edited, renamed to another key)
-  is ignored and laid out again.  Writes are atomic (temporary file, rename),
+  is ignored and laid out again.  The SVG is stored zlib-compressed (level 1:
+  about 5x smaller; a 1M-event site has over a gigabyte of graphs), and the
+  digest is checked on the decompressed text.  Writes are atomic (temporary file, rename),
   so concurrent worker processes and builds never see half an entry.
 * **Bounded.**  A hit refreshes the entry's modification time; each build
   that opens the store removes entries no build among the last
@@ -31,11 +33,14 @@ from __future__ import annotations
 import hashlib
 import os
 import time
+import zlib
 from pathlib import Path
 
 from bundler.output.cache import manifest_path
 
-HEADER = b"review-bundler graph v1 "
+HEADER = b"review-bundler graph v2 "
+#: Largest SVG accepted from the store (a damaged entry cannot make us inflate more).
+MAX_SVG = 64 << 20
 #: Builds whose graphs are kept (a graph unused that long is laid out again if needed).
 KEEP_BUILDS = 4
 _BUILDS = "builds"
@@ -84,12 +89,17 @@ class GraphCache:
             fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
             with os.fdopen(fd, "rb") as fh:
                 data = fh.read()
-            head, sep, body = data.partition(b"\n")
-            if not sep or head != HEADER + _seal(key, body).encode("ascii"):
+            head, sep, packed = data.partition(b"\n")
+            if not sep or not head.startswith(HEADER):
+                return None
+            inflate = zlib.decompressobj()
+            body = inflate.decompress(packed, MAX_SVG)
+            if inflate.unconsumed_tail or not inflate.eof or \
+                    head != HEADER + _seal(key, body).encode("ascii"):
                 return None
             svg = body.decode("utf-8")
             os.utime(path)
-        except (OSError, UnicodeDecodeError):
+        except (OSError, UnicodeDecodeError, zlib.error):
             return None
         self.hits += 1
         return svg
@@ -100,7 +110,8 @@ class GraphCache:
         body = svg.encode("utf-8")
         tmp = path.with_name(f".{key}.{os.getpid()}.tmp")
         try:
-            tmp.write_bytes(HEADER + _seal(key, body).encode("ascii") + b"\n" + body)
+            tmp.write_bytes(HEADER + _seal(key, body).encode("ascii") + b"\n" +
+                            zlib.compress(body, 1))
             os.replace(tmp, path)
         except OSError:
             tmp.unlink(missing_ok=True)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import os
+import zlib
 from pathlib import Path
 
 import pytest
 
-from bundler.output.graph_cache import KEEP_BUILDS, GraphCache, store_path
+from bundler.output.graph_cache import KEEP_BUILDS, MAX_SVG, GraphCache, store_path
 
 SVG = '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 1 1">\u00e9</svg>'
 
@@ -43,14 +44,21 @@ def test_other_sites_do_not_share_graphs(tmp_path: Path) -> None:
     assert _open(tmp_path / "two").get(_key("a")) is None
 
 
-@pytest.mark.parametrize("damage", ["edit", "truncate", "rename", "header", "symlink"])
+@pytest.mark.parametrize("damage", ["edit", "truncate", "rename", "header", "symlink",
+                                    "garbage", "bomb"])
 def test_an_entry_that_does_not_match_its_digest_is_ignored(tmp_path: Path, damage: str) -> None:
     store = _open(tmp_path / "site")
     store.put(_key("a"), SVG)
     path = store.root / f"{_key('a')}.svg"
     data = path.read_bytes()
-    if damage == "edit":
-        path.write_bytes(data.replace(b"0 0 1 1", b"0 0 9 9"))
+    head, packed = data.split(b"\n", 1)
+    if damage == "edit":          # well-formed, other text: only the digest can tell
+        text = zlib.decompress(packed).replace(b"0 0 1 1", b"0 0 9 9")
+        path.write_bytes(head + b"\n" + zlib.compress(text))
+    elif damage == "garbage":
+        path.write_bytes(head + b"\n" + b"not zlib")
+    elif damage == "bomb":        # would inflate past MAX_SVG
+        path.write_bytes(head + b"\n" + zlib.compress(b" " * (MAX_SVG + 1), 9))
     elif damage == "truncate":
         path.write_bytes(data[:-3])
     elif damage == "rename":        # a valid entry filed under another key
@@ -58,13 +66,21 @@ def test_an_entry_that_does_not_match_its_digest_is_ignored(tmp_path: Path, dama
         assert store.get(_key("b")) is None
         return
     elif damage == "header":
-        path.write_bytes(data.split(b"\n", 1)[1])
+        path.write_bytes(packed)
     else:
         outside = tmp_path / "elsewhere.svg"
         outside.write_bytes(data)
         path.unlink()
         path.symlink_to(outside)
     assert store.get(_key("a")) is None
+
+
+def test_entries_are_stored_compressed(tmp_path: Path) -> None:
+    store = _open(tmp_path / "site")
+    big = SVG.replace("\u00e9", "<g/>" * 5000)
+    store.put(_key("a"), big)
+    assert (store.root / f"{_key('a')}.svg").stat().st_size < len(big) / 5
+    assert store.get(_key("a")) == big
 
 
 def test_keys_must_be_digests(tmp_path: Path) -> None:
