@@ -1,9 +1,9 @@
 """A per-site store of laid-out graphs, so a page that must be rendered again
 does not pay Graphviz and the SVG sanitiser for a graph that did not change.
 
-Why: when a log grows, every claim page changes (its hash-chain proof is an
-inclusion proof against the newest checkpoint) while its graphs do not, and
-layout plus sanitising was most of the cost of such a rebuild.
+Why: a page is rendered again when anything on it changed (a new user of an
+artifact, a site-wide value, a new verdict) while most of its graphs often did
+not, and layout plus sanitising is most of the cost of rendering a page.
 
 * **Key.**  The caller hashes everything the SVG is a function of: the
   build salt (code, hence the sanitiser; Graphviz's version; templates...)

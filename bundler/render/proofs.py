@@ -3,6 +3,12 @@
 Each proof carries the event's exact bytes in its ``extra`` line, so it is
 self-contained: with the signer's key, a reviewer can check the claim's
 event against the signed checkpoint without the rest of the site.
+
+A claim is proved against the *first* good checkpoint that covers it, not
+the newest: that proof is a receipt that never changes as the log grows (so
+appending events leaves every old claim page byte-identical and reusable),
+and nothing is lost, because the build recomputes every checkpoint's root
+from the log, so each later checkpoint is known to extend the first one.
 """
 
 from __future__ import annotations
@@ -15,9 +21,10 @@ from bundler.integrity.proof import TlogProof
 from bundler.verify.result import CheckpointCheck, LoadedBundle
 
 
-def _best_checkpoint(checkpoints: list[CheckpointCheck], seq: int) -> CheckpointCheck | None:
+def covering_checkpoint(checkpoints: list[CheckpointCheck], seq: int) -> CheckpointCheck | None:
+    """The smallest checkpoint with a matching root and a good signature that covers ``seq``."""
     good = [c for c in checkpoints if c.root_matches and c.any_ok and c.size > seq]
-    return max(good, key=lambda c: c.size) if good else None
+    return min(good, key=lambda c: c.size) if good else None
 
 
 def _read_lines(bundle: LoadedBundle, line_numbers: set[int]) -> dict[int, bytes]:
@@ -42,7 +49,7 @@ def claim_proofs(bundle: LoadedBundle, seqs: Iterable[int]) -> dict[int, str]:
     lines = _read_lines(bundle, {bundle.event_lines[s] for s in wanted})
     proofs: dict[int, str] = {}
     for seq in sorted(wanted):
-        cp = _best_checkpoint(bundle.checkpoints, seq)
+        cp = covering_checkpoint(bundle.checkpoints, seq)
         data = lines.get(bundle.event_lines[seq])
         if cp is None or data is None:
             continue

@@ -12,12 +12,13 @@ from markupsafe import Markup
 
 from bundler.output.cache import manifest_path
 from bundler.output.graph_cache import store_path
-from bundler.render import chunks, graphviz
+from bundler.render import chunks, graphviz, proofs
 from bundler.render import site as site_mod
 from bundler.render.chunks import graph_name
 from bundler.render.graphviz import GraphSpec
 from bundler.render.pages.base import Page
 from bundler.render.site import BuildOptions, build_site
+from bundler.verify.result import CheckpointCheck
 
 from .conftest import build, grow, tree
 
@@ -77,15 +78,49 @@ class LaidOut:
         monkeypatch.setattr(chunks, "render_page", rendering)
 
 
-def test_grown_rebuild_takes_unchanged_graphs_from_the_store(
+def test_grown_rebuild_keeps_old_claim_pages(synth_3k: Path, tmp_path: Path) -> None:
+    """Claim proofs are receipts against the first covering checkpoint, so appended
+    events leave every old claim page as it was, and it is reused, not rendered."""
+    grown = grow(synth_3k, tmp_path / "grown", 30)
+    site = tmp_path / "site"
+    build(synth_3k, site)
+    before = {k: v for k, v in tree(site).items()
+              if k.startswith("claims/") and not k.startswith("claims/index")}
+    assert len(before) > 10
+
+    def rendering(job: chunks.RenderJob, page: Page, svg: dict[str, Markup]) -> str:
+        rendered.append(page.path)
+        return real_page(job, page, svg)
+
+    rendered: list[str] = []
+    real_page = chunks.render_page
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(chunks, "render_page", rendering)
+        build(grown, site)
+    after = tree(site)
+    assert {k: after[k] for k in before} == before
+    assert not set(rendered) & set(before)
+
+
+def proofs_against_newest(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Claim proofs against the newest checkpoint: then a grown bundle changes every
+    claim page but none of its graphs."""
+    def newest(checkpoints: list[CheckpointCheck], seq: int) -> CheckpointCheck | None:
+        good = [c for c in checkpoints if c.root_matches and c.any_ok and c.size > seq]
+        return max(good, key=lambda c: c.size) if good else None
+
+    monkeypatch.setattr(proofs, "covering_checkpoint", newest)
+
+
+def test_pages_rendered_again_take_unchanged_graphs_from_the_store(
         synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     grown = grow(synth_3k, tmp_path / "grown", 30)
     site = tmp_path / "site"
     build(synth_3k, site)
     before = {p.relative_to(site).as_posix() for p in site.rglob("*.html")}
+    proofs_against_newest(monkeypatch)
     laid = LaidOut(monkeypatch)
     warm = build(grown, site)
-    # claim pages change (their proofs name the newest checkpoint); their graphs do not
     again = [p for p in laid.pages if p in before and p.startswith("claims/")
              and not p.startswith("claims/index")]
     assert len(again) > 10
@@ -113,6 +148,7 @@ def test_damaged_graph_store_is_laid_out_again(
         head, packed = entry.read_bytes().split(b"\n", 1)
         text = zlib.decompress(packed).replace(b"<title", b"<TITLE")
         entry.write_bytes(head + b"\n" + zlib.compress(text))
+    proofs_against_newest(monkeypatch)
     fresh_laid = LaidOut(monkeypatch)
     build(grown, site)
     assert any(n.startswith("claims-") for n in fresh_laid.names)
