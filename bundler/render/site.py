@@ -9,7 +9,10 @@ Rendering streams: the pages are planned as small tasks
 (:mod:`bundler.render.pages.plan`) and rendered in chunks by forked worker
 processes (:mod:`bundler.render.chunks`), each chunk with one batched
 Graphviz run, written straight to disk and dropped.  Peak memory is the
-verified bundle plus a chunk per worker, whatever the number of pages.
+verified bundle plus a chunk per worker, whatever the number of pages, but
+each worker ends up with its own copy of most of the bundle (reference counts
+un-share the pages), so workers are only forked while the estimated tree fits
+:data:`MEMORY_BUDGET` (:func:`render_workers`); above that, in this process.
 
 Rebuilding into an existing site (:mod:`bundler.render.incremental`): when
 nothing the site is made from changed, every old file is carried over after
@@ -314,8 +317,11 @@ def render_workers(jobs: int, resident: int | None, budget: int) -> int:
     process's memory, so the tree peaks near ``resident * (1 + n * share)``.
     The most workers (up to ``jobs``) that fit in ``budget`` are used; when not
     even two fit, pages render in this process (1): one worker would only add
-    its copy and gain nothing.  Rendering in-process costs no CPU time (it saves
-    the copies and the per-process listings) but gives up the second core.
+    its copy and gain nothing.  Rendering in-process gives up the second core:
+    at 100k events (``REVIEW_BUNDLER_MEMORY_MIB=1``, interleaved runs) it took
+    1.3-2.1x the wall time and 1.1-1.2x the CPU time (117-129 s against
+    97-115 s); at 1M events it keeps the tree at 1.66 GiB, where two workers
+    reached 5.07 GiB.
     ``resident`` None (unknown) keeps ``jobs``.
     """
     if resident is None or jobs <= 1:
