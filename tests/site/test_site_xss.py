@@ -50,7 +50,11 @@ def _visit_all(built: BuiltSite, *, bypass_csp: bool) -> dict[str, list[str]]:
         page.on("dialog", on_dialog)
         page.on("console", on_console)
         page.on("pageerror", lambda e: found["page errors"].append(f"{current['rel']}: {e}"))
-        page.on("request", lambda r: found["requests"].append(f"{current['rel']}: {r.url}")
+        # Chromium reports some fetches its CSP refused as requests that then failed
+        # with "csp" (which of its parsers saw the tag first is a race): those never
+        # left the browser.  Anything else off file:// counts, also a failed one.
+        attempts: list[tuple[str, Any]] = []
+        page.on("request", lambda r: attempts.append((current["rel"], r))
                 if not r.url.startswith(("file://", "data:", "about:", "blob:")) else None)
         for rel in html_pages(built.site):
             current["rel"] = rel
@@ -70,6 +74,8 @@ def _visit_all(built: BuiltSite, *, bypass_csp: bool) -> dict[str, list[str]]:
                     flags = []
                     assert "srcdoc" in frame.url or frame.url == "about:blank", (frame.url, exc)
                 found["flags"] += [f"{rel} [{frame.url[:40]}]: {f}" for f in flags]
+        found["requests"] = [f"{rel}: {r.url} ({r.failure or 'not refused'})"
+                             for rel, r in attempts if r.failure != "csp"]
     return found
 
 
