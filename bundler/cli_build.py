@@ -43,20 +43,20 @@ def cmd_build(args: argparse.Namespace) -> int:
         strict=args.strict, theme=Path(args.theme) if args.theme else None, title=args.title,
         base_url=args.base_url, jobs=args.jobs,
         severity_overrides=_overrides(args.severity),  # type: ignore[arg-type]
-        progress=progress)
+        progress=progress, incremental=not args.no_cache)
     try:
         result = build_site(args.bundle, opts)
     finally:
         progress.close()
-    report = result.report
+    verdict = result.verdict
     if not args.quiet:
-        s = report.summary()
         print(f"built {result.pages:,} pages, {result.graphs:,} graphs, {result.files:,} files "
               f"({result.bytes / 1e6:.1f} MB) in {result.seconds:.2f} s", file=sys.stderr)
-        print(f"verification: {report.trust.value} ({s['error']} errors, {s['warning']} "
-              f"warnings)", file=sys.stderr)
+        again = "" if result.report is not None else "; unchanged inputs, as at the last build"
+        print(f"verification: {verdict.trust.value} ({verdict.errors} errors, "
+              f"{verdict.warnings} warnings{again})", file=sys.stderr)
     print((result.output / "index.html").as_uri())
-    return EXIT_OK if report.ok(strict=args.strict) else EXIT_INVALID
+    return EXIT_OK if verdict.ok(strict=args.strict) else EXIT_INVALID
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -73,5 +73,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--base-url", help="public URL the site will be served from (canonical links)")
     p.add_argument("-j", "--jobs", type=int, default=min(2, os.cpu_count() or 1),
                    help="parallel Graphviz workers (default: %(default)s)")
+    p.add_argument("--no-cache", action="store_true",
+                   help="verify and render everything; reuse nothing from the previous site")
     p.add_argument("-q", "--quiet", action="store_true", help="no progress or summary")
     p.set_defaults(func=cmd_build)

@@ -44,3 +44,12 @@ def vectors_dir() -> Path:
             pytrace=False,
         )
     return vectors
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_build_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Builds in tests (and the CLI processes they start) record their page caches in a
+    temporary folder, never in the user's ``~/.cache``.  Tests that need a cache of their
+    own still set ``REVIEW_BUNDLER_CACHE_DIR`` themselves."""
+    if "REVIEW_BUNDLER_CACHE_DIR" not in os.environ:
+        os.environ["REVIEW_BUNDLER_CACHE_DIR"] = str(tmp_path_factory.mktemp("build-cache"))

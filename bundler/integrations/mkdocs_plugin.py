@@ -62,5 +62,5 @@ class ReviewBundlePlugin(BasePlugin[ReviewBundleConfig]):  # type: ignore[no-unt
             except BundlerError as exc:
                 raise PluginError(f"review-bundler: {item.bundle}: [{exc.code}] "
                                   f"{exc.message}") from exc
-            if item.strict and not result.report.ok(strict=True):
+            if item.strict and not result.verdict.ok(strict=True):
                 raise PluginError(f"review-bundler: {item.bundle} failed strict verification")

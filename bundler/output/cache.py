@@ -1,17 +1,13 @@
-"""Incremental rebuilds: fingerprints of page inputs and a per-site cache manifest.
+"""Incremental rebuilds: fingerprints of page inputs.
 
 A page is a pure function of its template, its context and its graphs (plus
 the code, the templates, the theme and Graphviz, which go into a build-wide
-*salt*).  :func:`fingerprint` hashes those inputs; the manifest maps each
-output path to the fingerprint it was rendered from and the SHA-256 of the
-bytes written.  A rebuild that computes the same fingerprint may reuse the
-previous file, but only after re-hashing it: a file edited since (or a stale
-or hand-made manifest) is never carried over, so a rebuild is byte-identical
-to a cold build.
-
-The manifest lives in the user's cache folder, keyed by the site's absolute
-path, not in the site: the site must stay a pure function of the bundle and
-the options, and the salt changes with every edit of the code.
+*salt*).  :func:`fingerprint` hashes those inputs; the site's manifest
+(:mod:`bundler.output.manifest`) maps each output path to the fingerprint it
+was rendered from and the SHA-256 of the bytes written.  A rebuild that
+computes the same fingerprint may reuse the previous file, but only after
+re-hashing it: a file edited since (or a stale or hand-made manifest) is never
+carried over, so a rebuild is byte-identical to a cold build.
 
 Events are fingerprinted by their leaf hash, which commits to every byte of
 the line they were parsed from; that makes hashing an events page cheap.
@@ -24,21 +20,12 @@ from __future__ import annotations
 import dataclasses
 import enum
 import hashlib
-import os
-import stat
 from collections.abc import Callable, Iterable
 from pathlib import Path, PurePath
 from typing import Any
 
 from markupsafe import Markup
 from pydantic import BaseModel
-
-MANIFEST_HEADER = "review-bundler page cache v2"
-#: Fingerprint of a file that is not a page (a copy, an asset, a report): it is
-#: only reused when the whole bundle is unchanged.
-NOT_A_PAGE = "-"
-#: Manifests kept in the cache folder (least recently written go first).
-MAX_MANIFESTS = 64
 
 EventKey = Callable[[Any], "bytes | None"]
 
@@ -240,129 +227,3 @@ def tree_digest(roots: Iterable[Path], pattern: str = "*") -> str:
             h.update(f"{len(rel)}:{rel}".encode("utf-8", "surrogateescape"))
             h.update(hashlib.sha256(p.read_bytes()).digest())
     return h.hexdigest()
-
-
-@dataclasses.dataclass(frozen=True)
-class CacheEntry:
-    fingerprint: str
-    digest: str     # SHA-256 of the bytes written
-
-
-def cache_dir() -> Path:
-    """``$REVIEW_BUNDLER_CACHE_DIR``, else ``$XDG_CACHE_HOME/review-bundler``, else
-    ``~/.cache/review-bundler``."""
-    explicit = os.environ.get("REVIEW_BUNDLER_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "review-bundler"
-
-
-def manifest_path(site: Path) -> Path:
-    key = hashlib.sha256(str(site.absolute()).encode("utf-8", "surrogateescape")).hexdigest()
-    return cache_dir() / "sites" / f"{key[:32]}.manifest"
-
-
-def save_manifest(site: Path, text: str) -> None:
-    """Best effort (an unwritable cache only costs the next build its reuse)."""
-    path = manifest_path(site)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-        kept = sorted(path.parent.glob("*.manifest"), key=lambda p: p.stat().st_mtime,
-                      reverse=True)
-        for old in kept[MAX_MANIFESTS:]:
-            old.unlink(missing_ok=True)
-    except OSError:
-        pass
-
-
-@dataclasses.dataclass(frozen=True)
-class SiteSummary:
-    """What a build of the whole site produced: its bundle fingerprint and counts."""
-
-    bundle: str        # fingerprint of everything the site is made from
-    pages: int
-    graphs: int
-
-
-class PreviousSite:
-    """The reusable part of an existing site: its folder and its manifest entries."""
-
-    def __init__(self, root: Path, summary: SiteSummary, entries: dict[str, CacheEntry]) -> None:
-        self.root = root
-        self.summary = summary
-        self.entries = entries
-
-    @classmethod
-    def load(cls, root: Path, salt_digest: str) -> PreviousSite | None:
-        """The previous site at ``root`` if it was built with the same salt, else None."""
-        try:
-            with open(manifest_path(root), encoding="utf-8") as fh:
-                if fh.readline().rstrip("\n") != MANIFEST_HEADER:
-                    return None
-                if fh.readline().rstrip("\n") != f"salt {salt_digest}":
-                    return None
-                word, bundle, pages, graphs = fh.readline().rstrip("\n").split(" ")
-                if word != "bundle":
-                    return None
-                summary = SiteSummary(bundle, int(pages), int(graphs))
-                entries = {}
-                for line in fh:
-                    fp, digest, path = line.rstrip("\n").split(" ", 2)
-                    entries[path] = CacheEntry(fp, digest)
-        except (OSError, ValueError, UnicodeDecodeError):
-            return None
-        return cls(root, summary, entries)
-
-    def reuse(self, rel: str, fp: str, dest: Path) -> bool:
-        """Carry the previous ``rel`` over to ``dest`` if its fingerprint and bytes are
-        what the manifest promises; False means: render it.
-
-        Only a regular file is reused (no symlink is followed), and only the
-        bytes that were hashed: the file is hard-linked when the link provably
-        names the inode that was read and nothing else links to it, else copied.
-        """
-        entry = self.entries.get(rel)
-        if entry is None or entry.fingerprint != fp:
-            return False
-        src = self.root / rel
-        try:
-            fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            with os.fdopen(fd, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if not stat.S_ISREG(st.st_mode):
-                    return False
-                data = fh.read()
-            if hashlib.sha256(data).hexdigest() != entry.digest:
-                return False
-            if st.st_nlink == 1 and _link_same(src, dest, st):
-                return True
-            dest.write_bytes(data)
-        except OSError:
-            return False
-        return True
-
-
-def _link_same(src: Path, dest: Path, st: os.stat_result) -> bool:
-    """Hard-link ``src`` to ``dest`` if ``src`` still names the inode ``st`` describes."""
-    try:
-        os.link(src, dest, follow_symlinks=False)
-    except OSError:
-        return False
-    linked = os.lstat(dest)
-    if (linked.st_ino, linked.st_dev) == (st.st_ino, st.st_dev):
-        return True
-    dest.unlink()
-    return False
-
-
-def manifest_text(salt_digest: str, summary: SiteSummary,
-                  entries: dict[str, CacheEntry]) -> str:
-    """Deterministic manifest: sorted by path, one ``fingerprint digest path`` line each."""
-    lines = [MANIFEST_HEADER, f"salt {salt_digest}",
-             f"bundle {summary.bundle} {summary.pages} {summary.graphs}"]
-    lines += [f"{e.fingerprint} {e.digest} {path}" for path, e in sorted(entries.items())]
-    return "\n".join(lines) + "\n"

@@ -36,7 +36,7 @@ import time
 import zlib
 from pathlib import Path
 
-from bundler.output.cache import manifest_path
+from bundler.output.manifest import manifest_path
 
 HEADER = b"review-bundler graph v2 "
 #: Largest SVG accepted from the store (a damaged entry cannot make us inflate more).

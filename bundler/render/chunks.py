@@ -31,12 +31,12 @@ from bundler.output.cache import (
     Deferred,
     Encoder,
     EventKey,
-    PreviousSite,
     Uncacheable,
     digest_text,
     fingerprint,
 )
 from bundler.output.graph_cache import GraphCache
+from bundler.output.manifest import PreviousSite
 from bundler.output.writer import target_of
 from bundler.render.graphviz import MAX_NODES, GraphSpec, render_svgs
 from bundler.render.pages.base import BuildContext, Page

@@ -1,15 +1,20 @@
-"""What a rebuild may reuse: the build-wide salt, the bundle fingerprint, whole-site reuse.
+"""What a rebuild may reuse: the build's inputs, the bundle fingerprint, single pages.
 
-Two levels, both checked against the bytes of the previous site (see
-:mod:`bundler.output.cache`):
+Three levels, each checked against the bytes of the previous site (see
+:mod:`bundler.output.manifest`):
 
-* **Whole site.**  The bundle fingerprint covers everything a site is made
-  from: the salt (code, templates, theme, libraries, Graphviz, site-wide
-  options), the bytes of every bundle file the site reads or ships, the
-  payload states and the validation report.  When it matches the previous
-  build's, every file of the previous site is carried over without building
-  a single page context: an unchanged bundle costs its verification plus
-  one read of the old site.
+* **Same inputs.**  :func:`build_inputs` digests every byte a build reads:
+  every file of the bundle, the options, the code, templates, theme,
+  libraries and Graphviz.  The same inputs give the same report and the same
+  site, so when the digest matches the previous build's, verification is
+  skipped: the previous verdict is reported and every file of the previous
+  site is carried over.  An unchanged bundle then costs one read of its files
+  and one of the old site.
+* **Same bundle fingerprint.**  The fingerprint covers everything the site is
+  made from after verification: the salt (environment and site-wide options),
+  the bytes of every bundle file the site reads or ships, the payload states
+  and the validation report.  When it matches, every old file is carried over
+  without building a single page context.
 * **Per page.**  Otherwise each page is fingerprinted from its own inputs
   (:mod:`bundler.render.chunks`) and reused when those are unchanged.
 """
@@ -19,15 +24,20 @@ from __future__ import annotations
 import functools
 import hashlib
 import importlib.metadata
+import os
 import platform
 import shutil
+import stat
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 from bundler import __version__, layout
+from bundler.diagnostics import Severity
 from bundler.output import SiteWriter
-from bundler.output.cache import Encoder, PreviousSite, digest_text, tree_digest
+from bundler.output.cache import Encoder, digest_text, tree_digest
+from bundler.output.manifest import PreviousSite
 from bundler.render.chunks import CSP, SiteInfo
 from bundler.render.environment import PACKAGE_DIR, TEMPLATES_DIR, theme_dirs
 from bundler.verify import VerificationReport
@@ -53,8 +63,9 @@ def _code_digest() -> str:
     return tree_digest([PACKAGE_DIR], "*.py")
 
 
-def build_salt(site: SiteInfo, theme: Path | None, base_url: str | None) -> str:
-    """What every page depends on besides its own inputs; any change rebuilds all."""
+def environment_digest(theme: Path | None) -> str:
+    """Everything a build depends on besides the bundle and the options: the code,
+    templates, theme, libraries and Graphviz.  Any change rebuilds every page."""
     libs = []
     for dist in _LIBRARIES:
         try:
@@ -62,12 +73,87 @@ def build_salt(site: SiteInfo, theme: Path | None, base_url: str | None) -> str:
         except importlib.metadata.PackageNotFoundError:
             libs.append(f"{dist}=?")
     parts = [__version__, platform.python_version(), *libs, _dot_version(),
-             _code_digest(), tree_digest([TEMPLATES_DIR, *theme_dirs(theme)]),
-             Encoder(None).encode((site.title, str(site.description_html), site.trust,
-                                   site.trust_label, site.errors, site.warnings,
-                                   site.generator, site.nav)),
-             CSP, base_url or ""]
+             _code_digest(), tree_digest([TEMPLATES_DIR, *theme_dirs(theme)]), CSP]
     return digest_text("\x00".join(parts))
+
+
+def build_salt(site: SiteInfo, environment: str, base_url: str | None) -> str:
+    """What every page depends on besides its own inputs; any change rebuilds all."""
+    return digest_text("\x00".join([
+        environment,
+        Encoder(None).encode((site.title, str(site.description_html), site.trust,
+                              site.trust_label, site.errors, site.warnings, site.generator,
+                              site.nav)),
+        base_url or ""]))
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """Every byte a build reads, digested before it reads them.
+
+    ``digest`` covers the environment, the options and the content of every
+    file of the bundle; ``stamp`` covers only the bundle files' metadata
+    (inode, size, modification and change times), so it is cheap to take
+    again after the build: if it moved, the bundle changed while it was being
+    read, and the digest is not recorded (:meth:`unchanged`).
+    """
+
+    bundle: Path
+    digest: str
+    stamp: str
+
+    def unchanged(self) -> bool:
+        scanned = _scan(self.bundle, contents=False)
+        return scanned is not None and scanned[1] == self.stamp
+
+
+def build_inputs(bundle_path: str | os.PathLike[str], environment: str, *,
+                 trusted_keys: tuple[str, ...], severity_overrides: dict[str, Severity],
+                 title: str | None, base_url: str | None) -> Inputs | None:
+    """The :class:`Inputs` of a build, or None when they cannot be pinned down (a
+    symlink or special file in the bundle, an unreadable file): such a build never
+    skips verification."""
+    path = Path(bundle_path).absolute()
+    scanned = _scan(path, contents=True)
+    if scanned is None:
+        return None
+    options = Encoder(None).encode((
+        "inputs v1", environment, str(path), list(trusted_keys),
+        sorted((code, int(level)) for code, level in severity_overrides.items()),
+        title, base_url))
+    return Inputs(path, digest_text(f"{options}\x00{scanned[0]}"), scanned[1])
+
+
+def _scan(root: Path, *, contents: bool) -> tuple[str, str] | None:
+    """(content digest, metadata stamp) of the file or folder tree at ``root``.
+
+    Names are hashed with their kind and place, so no two trees share a digest;
+    anything but regular files and folders makes the tree unpinnable (None).
+    """
+    data, meta = hashlib.sha256(), hashlib.sha256()
+    todo = [("", root)]
+    try:
+        while todo:
+            rel, path = todo.pop()
+            st = os.lstat(path)
+            name = rel.encode("utf-8", "surrogateescape")
+            meta.update(b"%d:%s %d %d %d %d %d\x00" % (
+                len(name), name, st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns,
+                st.st_ctime_ns))
+            if stat.S_ISREG(st.st_mode):
+                data.update(b"f%d:%s\x00" % (len(name), name))
+                if contents:
+                    with open(path, "rb") as fh:
+                        data.update(hashlib.file_digest(fh, "sha256").digest())
+            elif stat.S_ISDIR(st.st_mode):
+                data.update(b"d%d:%s\x00" % (len(name), name))
+                names = sorted(os.listdir(path), reverse=True)   # popped in order
+                todo += [(f"{rel}/{n}" if rel else n, path / n) for n in names]
+            else:
+                return None
+    except OSError:
+        return None
+    return data.hexdigest(), meta.hexdigest()
 
 
 def bundle_fingerprint(report: VerificationReport, salt: str, report_json: str) -> str:

@@ -5,33 +5,24 @@ the output is swapped in atomically, so a failed build never damages the
 previous site.  Output is a pure function of the bundle and the options:
 no timestamps, no absolute paths, sorted iteration everywhere.
 
-Rendering streams: the pages are planned as small tasks
-(:mod:`bundler.render.pages.plan`) and rendered in chunks by forked worker
-processes (:mod:`bundler.render.chunks`), each chunk with one batched
-Graphviz run, written straight to disk and dropped.  Peak memory is the
-verified bundle plus a chunk per worker, whatever the number of pages, but
-each worker ends up with its own copy of most of the bundle (reference counts
-un-share the pages), so workers are only forked while the estimated tree fits
-:data:`MEMORY_BUDGET` (:func:`render_workers`); above that, in this process.
+Rendering streams: pages are planned as small tasks and rendered in chunks,
+in forked workers while memory allows (:mod:`bundler.render.workers`).
 
 Rebuilding into an existing site (:mod:`bundler.render.incremental`): when
-nothing the site is made from changed, every old file is carried over after
-checking its bytes, without building a page; otherwise every page whose own
-inputs (and the code, templates, theme and Graphviz version) are unchanged is
-reused the same way.  Either result is byte-identical to a cold build.
+the inputs (every bundle byte, the options, the code) are those of the last
+build, the old site is carried over and verification is skipped; when
+nothing the site is made from changed, every old file is carried over
+without building a page; otherwise every page whose own inputs are unchanged
+is reused.  Whatever is carried over is re-hashed first, and the result is
+byte-identical to a cold build.
 """
 
 from __future__ import annotations
 
-import gc
 import json
-import math
-import multiprocessing
 import os
-import threading
 import time
-from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,16 +34,17 @@ from bundler.diagnostics import Severity
 from bundler.errors import InvalidBundleError
 from bundler.graph.index import build_index
 from bundler.output import SiteWriter
-from bundler.output.cache import (
+from bundler.output.cache import Encoder
+from bundler.output.manifest import (
+    NO_INPUTS,
     NOT_A_PAGE,
     CacheEntry,
-    Encoder,
     PreviousSite,
     SiteSummary,
+    forget_manifest,
     manifest_text,
     save_manifest,
 )
-from bundler.render import chunks
 from bundler.render.chunks import (
     CSP,
     MIN_GRAPH_SCALE,
@@ -60,45 +52,36 @@ from bundler.render.chunks import (
     RenderJob,
     SiteInfo,
     event_key_for,
-    render_tasks,
     size_svg,
 )
 from bundler.render.environment import make_environment, theme_assets
 from bundler.render.highlight import pygments_css
-from bundler.render.incremental import build_salt, bundle_fingerprint, reuse_everything
+from bundler.render.incremental import (
+    Inputs,
+    build_inputs,
+    build_salt,
+    bundle_fingerprint,
+    environment_digest,
+    reuse_everything,
+)
 from bundler.render.pages.artifacts import file_copy_path
 from bundler.render.pages.base import NAV, BuildContext
 from bundler.render.pages.integrity import bundle_copy_files
-from bundler.render.pages.plan import PageTask, final_pages, plan_pages
+from bundler.render.pages.plan import final_pages, plan_pages
 from bundler.render.proofs import claim_proofs
 from bundler.render.search import search_docs_js
 from bundler.render.search_index import search_documents
 from bundler.render.urls import Linker, slug
+from bundler.render.workers import render_all
 from bundler.reports import TRUST_TEXT, to_json_obj, to_sarif
 from bundler.schema import schema_json
-from bundler.verify import VerificationReport, VerifyOptions, verify_bundle
+from bundler.verify import Verdict, VerificationReport, VerifyOptions, verify_bundle
 from bundler.verify.verifier import young_collections_only
 
 __all__ = ["CSP", "MIN_GRAPH_SCALE", "BuildOptions", "BuildResult", "SiteInfo", "build_site",
            "site_report_json", "size_svg"]
 
 Progress = Callable[[str, int, int], None]
-
-#: Peak memory of the whole build (this process and its render workers) that
-#: :func:`render_workers` plans for; ``REVIEW_BUNDLER_MEMORY_MIB`` overrides it.
-MEMORY_BUDGET = 2 << 30
-#: What a forked worker ends up holding privately, as a share of this process's
-#: resident memory at the fork.  Workers un-share most of the inherited heap:
-#: every page they touch holding an object whose reference count they change is
-#: copied, and the site touches every event.  Measured at 1M events: 1.2 GiB per
-#: worker against 1.6 GiB for this process.
-WORKER_SHARE = 0.8
-
-#: Pages per chunk: big enough that one ``dot`` start (~10 ms) per chunk is
-#: noise, small enough that workers stay evenly loaded and memory bounded.
-MAX_CHUNK = 128
-MIN_CHUNK = 8
-
 
 @dataclass(frozen=True)
 class BuildOptions:
@@ -118,7 +101,9 @@ class BuildOptions:
 @dataclass(frozen=True)
 class BuildResult:
     output: Path
-    report: VerificationReport
+    #: None when the inputs were unchanged and the previous verdict was reused
+    report: VerificationReport | None
+    verdict: Verdict
     pages: int
     files: int
     bytes: int
@@ -136,6 +121,16 @@ def build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Build
     started = time.perf_counter()
     if opts.jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {opts.jobs}")
+    environment = environment_digest(opts.theme)
+    inputs = None
+    if opts.incremental:
+        inputs = build_inputs(bundle_path, environment, trusted_keys=opts.trusted_keys,
+                              severity_overrides=opts.severity_overrides, title=opts.title,
+                              base_url=opts.base_url)
+        if inputs is not None:
+            result = _reuse_same_inputs(inputs, opts, started)
+            if result is not None:
+                return result
     with ExitStack() as stack:
         vopts = VerifyOptions(trusted_keys=opts.trusted_keys,
                               severity_overrides=dict(opts.severity_overrides),
@@ -146,7 +141,7 @@ def build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Build
                 f"{bundle_path} did not pass strict verification; no site was written",
                 diagnostics=[d for d in report.diagnostics if d.severity >= Severity.WARNING])
         site = _site_info(report, opts)
-        salt = build_salt(site, opts.theme, opts.base_url)
+        salt = build_salt(site, environment, opts.base_url)
         with SiteWriter(opts.output) as out:
             previous = None
             fingerprint = None
@@ -160,19 +155,56 @@ def build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Build
                     out.record(size)
                     files = len(out.written) + 1
                     target = out.commit()
-                    save_manifest(target, manifest_text(salt, previous.summary,
-                                                        previous.entries))
-                    return BuildResult(target, report, previous.summary.pages, files,
-                                       out.bytes_written, previous.summary.graphs,
-                                       time.perf_counter() - started, previous.summary.pages)
+                    summary = _summary(previous.summary.bundle, previous.summary.pages,
+                                       previous.summary.graphs, inputs, report)
+                    save_manifest(target, manifest_text(salt, summary, previous.entries))
+                    return BuildResult(target, report, report.verdict(), summary.pages, files,
+                                       out.bytes_written, summary.graphs,
+                                       time.perf_counter() - started, summary.pages)
                 out.reset()
             with young_collections_only():
                 idx = build_index(report.bundle)
                 ctx = BuildContext(report, idx, Linker(idx))
                 ctx.proofs = claim_proofs(report.bundle, (c.seq for c in idx.claims.values()))
             _progress(opts, "graph", len(idx.by_id), len(idx.by_id))
-            return _write(ctx, opts, out, site, salt, previous, fingerprint, started)
+            return _write(ctx, opts, out, site, salt, previous, fingerprint, inputs, started)
     raise AssertionError("unreachable")  # pragma: no cover (ExitStack does not swallow)
+
+
+def _reuse_same_inputs(inputs: Inputs, opts: BuildOptions,
+                       started: float) -> BuildResult | None:
+    """The previous site, carried over whole, if it was built from exactly these
+    inputs (and its files are still the bytes it wrote); None means: build."""
+    previous = PreviousSite.read(opts.output.absolute())
+    if previous is None or previous.summary.inputs != inputs.digest:
+        return None
+    verdict = Verdict.from_words(previous.summary.verdict)
+    if verdict is None or (opts.strict and not verdict.ok(strict=True)):
+        return None                 # the full build reports why, with every diagnostic
+    with SiteWriter(opts.output) as out:
+        if out.previous is not None:
+            size = reuse_everything(previous, out, opts.jobs)
+            if size is not None and inputs.unchanged():
+                out.record(size)
+                files = len(out.written) + 1
+                target = out.commit()
+                save_manifest(target, manifest_text(previous.salt, previous.summary,
+                                                    previous.entries))
+                return BuildResult(target, None, verdict, previous.summary.pages, files,
+                                   out.bytes_written, previous.summary.graphs,
+                                   time.perf_counter() - started, previous.summary.pages)
+        out.abort()
+    return None
+
+
+def _summary(fingerprint: str, pages: int, graphs: int, inputs: Inputs | None,
+             report: VerificationReport) -> SiteSummary:
+    """The manifest summary; the inputs digest only if the bundle did not move under
+    the build (then the next build of the same inputs may skip verification)."""
+    pinned = inputs is not None and inputs.unchanged()
+    return SiteSummary(fingerprint, pages, graphs,
+                       inputs.digest if pinned and inputs is not None else NO_INPUTS,
+                       report.verdict().words())
 
 
 def _site_info(report: VerificationReport, opts: BuildOptions) -> SiteInfo:
@@ -186,7 +218,7 @@ def _site_info(report: VerificationReport, opts: BuildOptions) -> SiteInfo:
 
 
 def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInfo, salt: str,
-           previous: PreviousSite | None, fingerprint: str | None,
+           previous: PreviousSite | None, fingerprint: str | None, inputs: Inputs | None,
            started: float) -> BuildResult:
     env = make_environment(opts.theme)
     env.auto_reload = False        # templates cannot change during a build: no stat per page
@@ -203,7 +235,8 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
         env.get_template(name)     # compile once, before the workers fork
     results: list[PageResult] = []
     total = len(tasks) + len(last)
-    for result in _render_all(job, tasks, last, opts, lambda: _write_files(ctx, opts, out)):
+    for result in render_all(job, tasks, last, opts.jobs,
+                             lambda: _write_files(ctx, opts, out)):
         results.append(result)
         if len(results) % 200 == 0:
             _progress(opts, "pages", len(results), total)
@@ -220,146 +253,13 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
     files, size = len(out.written) + 1, out.bytes_written
     target = out.commit()
     if fingerprint is not None:
-        save_manifest(target, manifest_text(salt, SiteSummary(fingerprint, len(results), graphs),
-                                            entries))
-    return BuildResult(target, ctx.report, len(results), files, size, graphs,
+        save_manifest(target, manifest_text(
+            salt, _summary(fingerprint, len(results), graphs, inputs, ctx.report), entries))
+    else:
+        forget_manifest(target)
+    return BuildResult(target, ctx.report, ctx.report.verdict(), len(results), files, size,
+                       graphs,
                        time.perf_counter() - started, sum(1 for r in results if r.reused))
-
-
-def _chunked(tasks: list[PageTask], jobs: int) -> list[list[PageTask]]:
-    size = max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(len(tasks) / (jobs * 16))))
-    return [tasks[i:i + size] for i in range(0, len(tasks), size)]
-
-
-def _audit_counts(results: list[PageResult]) -> list[tuple[str, str, int]]:
-    return [(r.facts["name"], r.path, r.facts["rows"]) for r in results if "rows" in r.facts]
-
-
-def _render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
-                opts: BuildOptions, meanwhile: Callable[[], None]) -> Iterator[PageResult]:
-    """Results of ``tasks`` and ``last``; ``meanwhile`` runs in this process
-    while the workers render.
-
-    Each audit query is a chunk of its own, queued first: they are the longest
-    single tasks, and as soon as their row counts are back the ``last`` pages
-    (which show them) join the queue, so those render beside the bulk instead
-    of after it.  Results come in no particular order (nothing depends on it).
-    """
-    jobs = render_workers(opts.jobs, resident_bytes(), memory_budget())
-    audit = [[t] for t in tasks if t.kind == "audit"]
-    parts = _chunked([t for t in tasks if t.kind != "audit"], jobs)
-    # Workers must inherit the verified bundle: without fork (Windows), render here.
-    # The bundle and index live to the end and hold no garbage: frozen, the cyclic
-    # GC stops rescanning them (a full pass over a million events at every
-    # collection of the oldest generation), and forked workers keep their pages shared.
-    gc.collect()
-    gc.freeze()
-    try:
-        if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-            meanwhile()
-            done = [r for part in audit for r in render_tasks(job, part)]
-            job.ctx.audit_pages = _audit_counts(done)
-            yield from done
-            for part in parts:
-                yield from render_tasks(job, part)
-            yield from render_tasks(job, last)
-        else:
-            yield from _render_forked(job, jobs, audit, parts, last, meanwhile)
-    finally:
-        gc.unfreeze()
-
-
-def _render_forked(job: RenderJob, jobs: int, audit: list[list[PageTask]],
-                   parts: list[list[PageTask]], last: list[PageTask],
-                   meanwhile: Callable[[], None]) -> Iterator[PageResult]:
-    chunks.JOB = job
-    pool = ProcessPoolExecutor(max_workers=jobs,
-                               mp_context=multiprocessing.get_context("fork"))
-    helper: threading.Thread | None = None
-    failures: list[BaseException] = []
-    try:
-        window = 2 * jobs              # chunks in flight: bounds queued results too
-        audits = [pool.submit(chunks.run_chunk, part, None) for part in audit]
-        queue: list[Future[list[PageResult]]] = [
-            pool.submit(chunks.run_chunk, part, None) for part in parts[:window]]
-        todo = parts[window:]
-        # this process's own writing (copies, search data) runs in a thread, so the
-        # queue keeps being refilled while it copies
-        helper = threading.Thread(target=_capture, args=(meanwhile, failures),
-                                  name="review-bundler-files")
-        helper.start()
-        final: Future[list[PageResult]] | None = None
-        for future in queue:
-            if final is None and all(a.done() for a in audits):
-                final = _submit_last(pool, job, audits, last)
-            yield from future.result()
-            if todo:
-                queue.append(pool.submit(chunks.run_chunk, todo.pop(0), None))
-        if final is None:
-            final = _submit_last(pool, job, audits, last)
-        for future in audits:
-            yield from future.result()
-        yield from final.result()
-        helper.join()
-        if failures:
-            raise failures[0]
-    finally:
-        if helper is not None:
-            helper.join()
-        pool.shutdown(wait=True, cancel_futures=True)   # a failure stops the rest at once
-        chunks.JOB = None
-
-
-def render_workers(jobs: int, resident: int | None, budget: int) -> int:
-    """How many worker processes to render with, given ``resident`` bytes now.
-
-    Each forked worker is expected to grow to :data:`WORKER_SHARE` of this
-    process's memory, so the tree peaks near ``resident * (1 + n * share)``.
-    The most workers (up to ``jobs``) that fit in ``budget`` are used; when not
-    even two fit, pages render in this process (1): one worker would only add
-    its copy and gain nothing.  Rendering in-process gives up the second core:
-    at 100k events (``REVIEW_BUNDLER_MEMORY_MIB=1``, interleaved runs) it took
-    1.3-2.1x the wall time and 1.1-1.2x the CPU time (117-129 s against
-    97-115 s); at 1M events it keeps the tree at 1.66 GiB, where two workers
-    reached 5.07 GiB.
-    ``resident`` None (unknown) keeps ``jobs``.
-    """
-    if resident is None or jobs <= 1:
-        return jobs
-    fits = int((budget - resident) / (WORKER_SHARE * resident)) if budget > resident else 0
-    n = min(jobs, fits)
-    return n if n >= 2 else 1
-
-
-def resident_bytes() -> int | None:
-    """This process's resident memory (Linux ``/proc``; None elsewhere)."""
-    try:
-        with open("/proc/self/statm", "rb") as f:
-            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def memory_budget() -> int:
-    """:data:`MEMORY_BUDGET`, or ``REVIEW_BUNDLER_MEMORY_MIB`` MiB when set to a number."""
-    text = os.environ.get("REVIEW_BUNDLER_MEMORY_MIB", "").strip()
-    return int(text) << 20 if text.isdigit() else MEMORY_BUDGET
-
-
-def _submit_last(pool: ProcessPoolExecutor, job: RenderJob,
-                 audits: list[Future[list[PageResult]]],
-                 last: list[PageTask]) -> Future[list[PageResult]]:
-    """Queue the pages that show the audit counts (waits for the audit queries)."""
-    counts = _audit_counts([r for a in audits for r in a.result()])
-    job.ctx.audit_pages = counts
-    return pool.submit(chunks.run_chunk, last, counts)
-
-
-def _capture(fn: Callable[[], None], failures: list[BaseException]) -> None:
-    try:
-        fn()
-    except BaseException as exc:  # re-raised in the caller's thread
-        failures.append(exc)
 
 
 def _write_files(ctx: BuildContext, opts: BuildOptions, out: SiteWriter) -> None:

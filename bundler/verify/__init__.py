@@ -6,6 +6,7 @@ from bundler.verify.result import (
     PayloadState,
     PayloadStatus,
     Trust,
+    Verdict,
     VerificationReport,
 )
 from bundler.verify.verifier import VerifyOptions, verify_bundle
@@ -16,6 +17,7 @@ __all__ = [
     "PayloadState",
     "PayloadStatus",
     "Trust",
+    "Verdict",
     "VerificationReport",
     "VerifyOptions",
     "verify_bundle",

@@ -185,3 +185,36 @@ class VerificationReport:
 
     def summary(self) -> dict[str, int]:
         return {s.label: self.count(s) for s in reversed(Severity)}
+
+    def verdict(self) -> Verdict:
+        return Verdict(self.trust, self.count(Severity.ERROR), self.count(Severity.WARNING))
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """The outcome of a verification in three numbers: what the CLI prints and its exit
+    code.  Small enough to keep beside the inputs it came from, so a rebuild of
+    unchanged inputs can report it without verifying again."""
+
+    trust: Trust
+    errors: int
+    warnings: int
+
+    def ok(self, strict: bool = False) -> bool:
+        return self.trust is not Trust.INVALID and not (strict and self.warnings > 0)
+
+    def words(self) -> tuple[str, ...]:
+        return (self.trust.value, str(self.errors), str(self.warnings))
+
+    @classmethod
+    def from_words(cls, words: tuple[str, ...]) -> Verdict | None:
+        """The verdict :meth:`words` wrote, or None for anything else."""
+        try:
+            trust, errors, warnings = words
+            verdict = cls(Trust(trust), int(errors), int(warnings))
+        except ValueError:
+            return None
+        if verdict.errors < 0 or verdict.warnings < 0 or (
+                (verdict.trust is Trust.INVALID) != (verdict.errors > 0)):
+            return None
+        return verdict

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from markupsafe import Markup
 
-from bundler.output.cache import manifest_path
 from bundler.output.graph_cache import store_path
+from bundler.output.manifest import manifest_path
 from bundler.render import chunks, graphviz, proofs
 from bundler.render import site as site_mod
 from bundler.render.chunks import graph_name
@@ -190,8 +190,8 @@ def test_forged_or_foreign_manifest_is_not_trusted(
     assert build(synth_3k, moved).reused == 0
     # a manifest whose digests do not match the files reuses nothing
     lines = text.splitlines()
-    forged = [*lines[:3]] + [f"{fp} {'0' * 64} {path}"
-                             for fp, _, path in (ln.split(" ", 2) for ln in lines[3:])]
+    forged = [*lines[:4]] + [f"{fp} {'0' * 64} {path}"
+                             for fp, _, path in (ln.split(" ", 2) for ln in lines[4:])]
     manifest.write_text("\n".join(forged) + "\n", encoding="utf-8")
     assert build(synth_3k, site).reused == 0
     assert tree(site) == cold[1]

@@ -9,7 +9,7 @@ import pytest
 
 from bundler.errors import BundlerError, OutputError
 from bundler.graph.index import build_index
-from bundler.render import search_index
+from bundler.render import search_index, workers
 from bundler.render import site as site_mod
 from bundler.render.pages import artifacts, base, lineage, plan, workflow
 from bundler.render.pages.base import BuildContext
@@ -161,23 +161,23 @@ def test_search_data_is_capped_keeping_evidence_and_archive_members(
 
 def test_render_workers_fit_the_memory_budget() -> None:
     gib = 1 << 30
-    assert site_mod.render_workers(2, gib // 4, 2 * gib) == 2        # 100k: fits
-    assert site_mod.render_workers(8, gib // 4, 2 * gib) == 8
-    assert site_mod.render_workers(8, gib // 2, 2 * gib) == 3        # fewer workers
-    assert site_mod.render_workers(2, gib + gib // 2, 2 * gib) == 1  # 1M: in-process
-    assert site_mod.render_workers(2, 3 * gib, 2 * gib) == 1         # already over
-    assert site_mod.render_workers(2, None, 2 * gib) == 2            # unknown: as asked
-    assert site_mod.render_workers(1, 0, 0) == 1
+    assert workers.render_workers(2, gib // 4, 2 * gib) == 2        # 100k: fits
+    assert workers.render_workers(8, gib // 4, 2 * gib) == 8
+    assert workers.render_workers(8, gib // 2, 2 * gib) == 3        # fewer workers
+    assert workers.render_workers(2, gib + gib // 2, 2 * gib) == 1  # 1M: in-process
+    assert workers.render_workers(2, 3 * gib, 2 * gib) == 1         # already over
+    assert workers.render_workers(2, None, 2 * gib) == 2            # unknown: as asked
+    assert workers.render_workers(1, 0, 0) == 1
 
 
 def test_memory_budget_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("REVIEW_BUNDLER_MEMORY_MIB", raising=False)
-    assert site_mod.memory_budget() == site_mod.MEMORY_BUDGET == 2 << 30
+    assert workers.memory_budget() == workers.MEMORY_BUDGET == 2 << 30
     monkeypatch.setenv("REVIEW_BUNDLER_MEMORY_MIB", "512")
-    assert site_mod.memory_budget() == 512 << 20
+    assert workers.memory_budget() == 512 << 20
     monkeypatch.setenv("REVIEW_BUNDLER_MEMORY_MIB", "lots")
-    assert site_mod.memory_budget() == site_mod.MEMORY_BUDGET
-    resident = site_mod.resident_bytes()
+    assert workers.memory_budget() == workers.MEMORY_BUDGET
+    resident = workers.resident_bytes()
     assert resident is None or 10 << 20 < resident < 8 << 30
 
 
@@ -189,7 +189,7 @@ def test_over_the_memory_budget_pages_render_in_process_and_identically(
         raise AssertionError("forked render workers over the memory budget")
 
     monkeypatch.setenv("REVIEW_BUNDLER_MEMORY_MIB", "1")
-    monkeypatch.setattr(site_mod, "ProcessPoolExecutor", no_pool)
+    monkeypatch.setattr(workers, "ProcessPoolExecutor", no_pool)
     build(synth_3k, tmp_path / "here", jobs=2, incremental=False)
     assert tree(tmp_path / "here") == tree(tmp_path / "forked")
 
@@ -207,7 +207,7 @@ def test_in_process_rendering_runs_with_the_bundle_frozen(
         frozen.append(gc.get_freeze_count())
         return real(job, tasks)
 
-    monkeypatch.setattr(site_mod, "render_tasks", spy)
+    monkeypatch.setattr(workers, "render_tasks", spy)
     build(synth_3k, tmp_path / "site", jobs=1, incremental=False)
     assert frozen and min(frozen) > 10_000
     assert gc.get_freeze_count() == 0

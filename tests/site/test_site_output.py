@@ -54,6 +54,23 @@ def test_valid_build_exits_0_and_prints_the_site_url(tmp_path: Path) -> None:
     assert "verification: pinned (0 errors, 0 warnings)" in proc.stderr
 
 
+def test_rebuild_of_unchanged_inputs_reports_the_recorded_verdict(tmp_path: Path) -> None:
+    """The second build skips verification and says so; --no-cache verifies again; the
+    exit code and the counts are the same each time, and so is the site."""
+    bundle, out = EXAMPLES_DIR / "multi-agent-paper", tmp_path / "s"
+    verdict = re.compile(r"verification: (pinned \(0 errors, [1-9]\d* warnings)(.*)\)")
+    runs = []
+    for extra in ((), (), ("--no-cache",)):
+        proc = run_cli("build", bundle, "-o", out, "--trust-key", DEMO_KEY, *extra)
+        assert proc.returncode == 0, proc.stderr
+        match = verdict.search(proc.stderr)
+        assert match is not None, proc.stderr
+        runs.append((match.group(1), match.group(2), tree(out)))
+    assert runs[0][0] == runs[1][0] == runs[2][0]
+    assert [r[1] for r in runs] == ["", "; unchanged inputs, as at the last build", ""]
+    assert runs[0][2] == runs[1][2] == runs[2][2]
+
+
 def test_warnings_build_without_strict(tmp_path: Path) -> None:
     code, output = _build(EXAMPLES_DIR / "multi-agent-paper", tmp_path / "s")
     assert code == 0, output
