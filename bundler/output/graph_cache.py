@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 import zlib
 from pathlib import Path
@@ -108,7 +109,7 @@ class GraphCache:
         """Store ``svg`` under ``key`` (best effort, atomic)."""
         path = self._path(key)
         body = svg.encode("utf-8")
-        tmp = path.with_name(f".{key}.{os.getpid()}.tmp")
+        tmp = path.with_name(f".{key}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
             tmp.write_bytes(HEADER + _seal(key, body).encode("ascii") + b"\n" +
                             zlib.compress(body, 1))

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import re
+import threading
 from pathlib import Path
 
 import pytest
 
 from bundler.errors import BundlerError, OutputError
 from bundler.graph.index import build_index
-from bundler.render import search_index, workers
+from bundler.render import chunks, search_index, workers
 from bundler.render import site as site_mod
 from bundler.render.pages import artifacts, base, lineage, plan, workflow
 from bundler.render.pages.base import BuildContext
@@ -190,15 +191,23 @@ def test_over_the_memory_budget_pages_render_in_process_and_identically(
 
     monkeypatch.setenv("REVIEW_BUNDLER_MEMORY_MIB", "1")
     monkeypatch.setattr(workers, "ProcessPoolExecutor", no_pool)
+    threads: set[str] = set()
+    real = workers.render_tasks
+
+    def spy(job: chunks.RenderJob, tasks: list[plan.PageTask]) -> list[chunks.PageResult]:
+        threads.add(threading.current_thread().name)
+        return real(job, tasks)
+
+    monkeypatch.setattr(workers, "render_tasks", spy)
     build(synth_3k, tmp_path / "here", jobs=2, incremental=False)
     assert tree(tmp_path / "here") == tree(tmp_path / "forked")
+    # two threads overlap one chunk's Graphviz run with another's Python work
+    assert len({t for t in threads if t.startswith("review-bundler-render")}) == 2
 
 
 def test_in_process_rendering_runs_with_the_bundle_frozen(
         synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import gc
-
-    from bundler.render import chunks
 
     frozen: list[int] = []
     real = chunks.render_tasks
