@@ -22,6 +22,8 @@ match each instead of token by token: a whole node, edge or cluster group
 (:data:`_BLOCK`) and a run of shape and label lines (:data:`_RUN`).  They
 accept only text whose copy they can state exactly, and otherwise leave it to
 the loop; with both disabled the loop gives the same bytes (tested).
+
+Reading the subset (tokens, attributes, entities) is :mod:`bundler.render.svg_xml`.
 """
 
 from __future__ import annotations
@@ -29,21 +31,16 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 
-SVG_NS = "http://www.w3.org/2000/svg"
-XLINK_NS = "http://www.w3.org/1999/xlink"
-
-#: A tag (with the layout whitespace after it), a comment, or character data.
-_TOKEN = re.compile(
-    r'<(/?)([A-Za-z_][A-Za-z0-9_.:-]*)((?:\s+[A-Za-z_][A-Za-z0-9_.:-]*\s*=\s*"[^"<]*")*)\s*(/?)>'
-    r'([ \t\n]*)|<!--(.*?)-->([ \t\n]*)|([^<]+)', re.DOTALL)
-_ATTR = re.compile(r'\s+([A-Za-z_][A-Za-z0-9_.:-]*)\s*=\s*"([^"<]*)"')
-# Characters XML 1.0 forbids, plus \r (expat would normalise line ends; we do not).
-_ILLEGAL = re.compile("[\x00-\x08\x0b\x0c\x0d\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-_ENTITY = re.compile(r"&(?:#([0-9]{1,7})|#x([0-9a-fA-F]{1,6})|(amp|lt|gt|quot|apos));")
-_XL_TITLE = f"{{{XLINK_NS}}}title"
-_XL_HREF = f"{{{XLINK_NS}}}href"
-_NAMED = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
-
+from bundler.render.svg_xml import (
+    ILLEGAL,
+    TOKEN,
+    XL_HREF,
+    XL_TITLE,
+    XLINK_NS,
+    Reject,
+    decode,
+    parse_attrs,
+)
 
 _PLAIN_ATTRS = ("transform|points|d|fill|stroke|stroke-width|stroke-dasharray|stroke-opacity|"
                 "fill-opacity|cx|cy|rx|ry|r|x|y|x1|y1|x2|y2|width|height|text-anchor|"
@@ -86,58 +83,6 @@ _BLOCK = re.compile(
 _REPEATED = re.compile(r' ([a-z-]+)="[^"]*".* \1="')
 
 
-class _Reject(Exception):
-    """Outside the subset: let the reference path decide."""
-
-
-def _char(code: int) -> str:
-    if code in (0x9, 0xA, 0xD) or 0x20 <= code <= 0xD7FF or 0xE000 <= code <= 0xFFFD \
-            or 0x10000 <= code <= 0x10FFFF:
-        return chr(code)
-    raise _Reject
-
-
-def _entity(m: re.Match[str]) -> str:
-    if m.group(3):
-        return _NAMED[m.group(3)]
-    return _char(int(m.group(1)) if m.group(1) else int(m.group(2), 16))
-
-
-def _decode(text: str) -> str:
-    if "&" not in text:
-        return text
-    decoded = _ENTITY.sub(_entity, text)
-    if "&" in _ENTITY.sub("", text):
-        raise _Reject   # a bare '&' or an entity XML does not predefine
-    return decoded
-
-
-def _attrs(raw: str, root: bool, xlink: bool) -> dict[str, str]:
-    """Attribute name (``{ns}local`` for XLink) -> decoded, whitespace-normalised value.
-
-    On the root, ``xmlns`` must be SVG's and ``xmlns:xlink`` (if any) XLink's;
-    they are returned under their own names.  Elsewhere namespace declarations
-    are refused, and ``xlink:`` needs ``xlink`` (declared on the root).
-    """
-    out: dict[str, str] = {}
-    for name, value in _ATTR.findall(raw):
-        if root and name in ("xmlns", "xmlns:xlink"):
-            if value != (SVG_NS if name == "xmlns" else XLINK_NS) or name in out:
-                raise _Reject
-            out[name] = value
-            continue
-        if name.startswith("xlink:") and name.count(":") == 1 and (xlink or root):
-            key = f"{{{XLINK_NS}}}{name[6:]}"
-        elif ":" in name or name == "xmlns":
-            raise _Reject
-        else:
-            key = name
-        if key in out:
-            raise _Reject
-        out[key] = _decode(value.replace("\t", " ").replace("\n", " "))
-    return out
-
-
 class _Frame:
     __slots__ = ("emit", "mode", "opened", "seen_child", "tag", "tail_kept", "title")
 
@@ -162,7 +107,7 @@ def sanitize(doc: str, name: str, titles: Mapping[str, str], hrefs: frozenset[st
     graph group.
     """
     start = doc.find("<svg")
-    if start < 0 or _ILLEGAL.search(doc, start):
+    if start < 0 or ILLEGAL.search(doc, start):
         return None
     # Graphviz writes every '-' of ids and classes as &#45;.  Decoding it up front is
     # what the parser would do anywhere but in a comment, where it could form "--":
@@ -171,7 +116,7 @@ def sanitize(doc: str, name: str, titles: Mapping[str, str], hrefs: frozenset[st
     try:
         return _run(body, 0, name, titles, hrefs, allowed_tags, allowed_attrs, safe_url,
                     esc, head)
-    except _Reject:
+    except Reject:
         return None
 
 
@@ -246,35 +191,35 @@ def _run(doc: str, pos: int, name: str, titles: Mapping[str, str], hrefs: frozen
                 pending.append("\n")
                 pos = run.end()
                 continue
-        m = _TOKEN.match(doc, pos)
+        m = TOKEN.match(doc, pos)
         if m is None:
-            raise _Reject
+            raise Reject
         pos = m.end()
         closing, tag, raw_attrs, self_closing, ws, comment, ws2, text = m.groups()
         if text is not None:
             if state == "done":
                 if text.strip():
-                    raise _Reject
+                    raise Reject
             elif "]]>" in text:
-                raise _Reject
+                raise Reject
             else:
-                pending.append(_decode(text))
+                pending.append(decode(text))
             continue
         if comment is not None:
             if "--" in comment or comment.endswith("-"):
-                raise _Reject
+                raise Reject
             if ws2 and state != "done":
                 pending.append(ws2)
             continue
         if state == "done" or ":" in tag:
-            raise _Reject
+            raise Reject
         if closing:
             if raw_attrs or self_closing or not stack or stack[-1].tag != tag:
-                raise _Reject
+                raise Reject
             flush()
             frame = stack.pop()
             if state == "top":
-                raise _Reject          # the group closed before its own title
+                raise Reject          # the group closed before its own title
             if not stack:
                 state = "done"
                 continue
@@ -301,16 +246,16 @@ def _run(doc: str, pos: int, name: str, titles: Mapping[str, str], hrefs: frozen
                                     parent.title))
         elif state == "body":
             if len(stack) == 1:
-                raise _Reject          # a second child of the root
+                raise Reject          # a second child of the root
             flush()
             parent = stack[-1]
             if not parent.emit or (tag == "title" and parent.title is None):
-                _attrs(raw_attrs, False, xlink)   # still well-formed, like the parser needs
+                parse_attrs(raw_attrs, False, xlink)   # still well-formed, like the parser needs
                 frame = _Frame(tag, False, "layout", None)
             else:
                 open_(parent)
-                frame = _start(tag, _attrs(raw_attrs, False, xlink), parent.title, titles, hrefs,
-                               allowed_tags, allowed_attrs, safe_url, esc, out)
+                frame = _start(tag, parse_attrs(raw_attrs, False, xlink), parent.title, titles,
+                               hrefs, allowed_tags, allowed_attrs, safe_url, esc, out)
             if self_closing:
                 if frame.emit:
                     _close(frame, out)
@@ -319,11 +264,11 @@ def _run(doc: str, pos: int, name: str, titles: Mapping[str, str], hrefs: frozen
             else:
                 stack.append(frame)
         elif state == "root":
-            attrs = _attrs(raw_attrs, True, xlink)
+            attrs = parse_attrs(raw_attrs, True, xlink)
             if tag != "svg" or "viewBox" not in attrs or "xmlns" not in attrs or self_closing:
-                raise _Reject
+                raise Reject
             if any(k.startswith("{") for k in attrs) and "xmlns:xlink" not in attrs:
-                raise _Reject          # an xlink: attribute with the prefix undeclared
+                raise Reject          # an xlink: attribute with the prefix undeclared
             xlink = "xmlns:xlink" in attrs
             view_box = attrs["viewBox"]
             stack.append(_Frame(tag, False, "layout", None))
@@ -331,9 +276,9 @@ def _run(doc: str, pos: int, name: str, titles: Mapping[str, str], hrefs: frozen
             continue                   # the root's own text is not kept
         elif state == "svg":
             # the single child of the root: Graphviz's graph group
-            attrs = _attrs(raw_attrs, False, xlink)
+            attrs = parse_attrs(raw_attrs, False, xlink)
             if len(stack) != 1 or tag != "g" or attrs.get("class") != "graph" or self_closing:
-                raise _Reject
+                raise Reject
             out.append(head(view_box))
             pending.clear()
             attrs["id"] = f"{name}-graph"
@@ -342,11 +287,11 @@ def _run(doc: str, pos: int, name: str, titles: Mapping[str, str], hrefs: frozen
             state = "top"
         else:  # state == "top": Graphviz's own <title>NAME</title>, checked and dropped
             if len(stack) != 2 or tag != "title" or self_closing:
-                raise _Reject
-            _attrs(raw_attrs, False, xlink)
+                raise Reject
+            parse_attrs(raw_attrs, False, xlink)
             title_end = doc.find("</title>", pos)
-            if title_end < 0 or _decode(doc[pos - len(ws):title_end]) != name:
-                raise _Reject
+            if title_end < 0 or decode(doc[pos - len(ws):title_end]) != name:
+                raise Reject
             top = stack[-1]
             flush()
             top.seen_child = True
@@ -357,7 +302,7 @@ def _run(doc: str, pos: int, name: str, titles: Mapping[str, str], hrefs: frozen
         if ws:
             pending.append(ws)
     if state != "done":
-        raise _Reject
+        raise Reject
     out.append("\n</svg>")
     return "".join(out)
 
@@ -392,27 +337,27 @@ def _start(tag: str, attrs: dict[str, str], title: str | None, titles: Mapping[s
            out: list[str]) -> _Frame:
     """Write the start of an allow-listed copy of one element; the frame for its content."""
     if tag not in allowed_tags:
-        raise _Reject
+        raise Reject
     kept: dict[str, str] = {}
     for key, value in attrs.items():
         if key.lower().startswith("on") or key == "style":
-            raise _Reject
+            raise Reject
         if key in allowed_attrs:
             kept[key] = value
     if tag == "g" and "id" in kept and "class" in kept and kept["class"] != "graph":
         classes = kept["class"].split()
         if not classes:
-            raise _Reject
+            raise Reject
         if classes[0] in ("node", "edge", "cluster"):
             if kept["id"] not in titles:
-                raise _Reject
+                raise Reject
             title = titles[kept["id"]]
     if tag == "a":
-        if title is not None and _XL_TITLE in kept:
-            kept[_XL_TITLE] = title
-        href = kept.get(_XL_HREF)
+        if title is not None and XL_TITLE in kept:
+            kept[XL_TITLE] = title
+        href = kept.get(XL_HREF)
         if href is not None and (safe_url(href) is None or href not in hrefs):
-            raise _Reject
+            raise Reject
     out.append(f"<{tag}")
     for key, value in kept.items():
         out.append(f' {key.replace(f"{{{XLINK_NS}}}", "xlink:")}="{esc(value, True)}"')
