@@ -38,7 +38,7 @@ from bundler.output.cache import (
 from bundler.output.graph_cache import GraphCache
 from bundler.output.manifest import PreviousSite
 from bundler.output.writer import target_of
-from bundler.render.graphviz import MAX_NODES, GraphSpec, render_svgs
+from bundler.render.graphviz import MAX_NODES, DotBatch, GraphSpec, prepare_svgs
 from bundler.render.pages.base import BuildContext, Page
 from bundler.render.pages.plan import PageTask, make_page
 from bundler.verify.result import LoadedBundle
@@ -131,6 +131,30 @@ def event_key_for(bundle: LoadedBundle) -> EventKey | None:
 
 
 def render_tasks(job: RenderJob, tasks: list[PageTask]) -> list[PageResult]:
+    """Render ``tasks`` (one chunk) completely: :func:`start_tasks`, its Graphviz run,
+    :func:`finish_tasks`."""
+    work = start_tasks(job, tasks)
+    work.batch.run()
+    return finish_tasks(job, work)
+
+
+@dataclass
+class ChunkWork:
+    """A chunk between its two halves: pages made, fingerprinted and reused where they
+    can be; the graphs of the rest waiting for (or back from) ``dot``."""
+
+    pages: list[Page]
+    fps: list[str]
+    results: dict[int, PageResult]
+    todo: list[int]                              # pages to render
+    svgs: dict[str, dict[str, Markup]]           # page path -> slot -> SVG (from the store)
+    owners: dict[str, tuple[str, str, str]]      # graph name -> (page path, slot, key)
+    batch: DotBatch
+
+
+def start_tasks(job: RenderJob, tasks: list[PageTask]) -> ChunkWork:
+    """Make and fingerprint the chunk's pages, carry unchanged ones over, and gather the
+    graphs the others need that the graph store does not hold."""
     pages = [make_page(job.ctx, t) for t in tasks]
     results: dict[int, PageResult] = {}
     fps: list[str] = []
@@ -147,14 +171,21 @@ def render_tasks(job: RenderJob, tasks: list[PageTask]) -> list[PageResult]:
                                     page.facts)
         else:
             todo.append(i)
-    svgs = _layout([pages[i] for i in todo], job.dot, job.graphs, keys)
-    for i in todo:
-        page = pages[i]
+    svgs, owners, batch = _layout_start([pages[i] for i in todo], job.dot, job.graphs, keys)
+    return ChunkWork(pages, fps, results, todo, svgs, owners, batch)
+
+
+def finish_tasks(job: RenderJob, work: ChunkWork) -> list[PageResult]:
+    """Sanitise the chunk's new graphs (after ``work.batch.run()``), render and write the
+    pages that were not carried over."""
+    svgs = _layout_finish(work.svgs, work.owners, work.batch, job.graphs)
+    for i in work.todo:
+        page = work.pages[i]
         data = render_page(job, page, svgs.get(page.path, {})).encode("utf-8")
         (job.out_root / page.path).write_bytes(data)
-        results[i] = PageResult(page.path, fps[i], hashlib.sha256(data).hexdigest(), len(data),
-                                len(page.graphs), False, page.facts)
-    return [results[i] for i in range(len(pages))]
+        work.results[i] = PageResult(page.path, work.fps[i], hashlib.sha256(data).hexdigest(),
+                                     len(data), len(page.graphs), False, page.facts)
+    return [work.results[i] for i in range(len(work.pages))]
 
 
 def _fingerprint(job: RenderJob, page: Page) -> tuple[str, list[str]]:
@@ -186,14 +217,12 @@ def graph_name(path: str, slot: str) -> str:
     return _NAME.sub("-", path.removesuffix(".html")) + "--" + slot
 
 
-def _layout(pages: list[Page], dot: str | None, store: GraphCache | None = None,
-            keys: dict[str, list[str]] | None = None) -> dict[str, dict[str, Markup]]:
-    """page path -> slot -> sized inline SVG, for all ``pages`` in one batch.
-
-    Graphs found in ``store`` under their key (``keys``: page path -> one key
-    per graph) are not laid out again; the others are, in one ``dot`` run, and
-    stored.
-    """
+def _layout_start(pages: list[Page], dot: str | None, store: GraphCache | None = None,
+                  keys: dict[str, list[str]] | None = None,
+                  ) -> tuple[dict[str, dict[str, Markup]], dict[str, tuple[str, str, str]],
+                             DotBatch]:
+    """Graphs of ``pages`` found in ``store`` under their key (``keys``: page path -> one
+    key per graph), sized, and one :class:`DotBatch` of the others."""
     specs: list[GraphSpec] = []
     owners: dict[str, tuple[str, str, str]] = {}
     out: dict[str, dict[str, Markup]] = {}
@@ -207,7 +236,13 @@ def _layout(pages: list[Page], dot: str | None, store: GraphCache | None = None,
             name = graph_name(page.path, spec.name)
             specs.append(capped(dataclasses.replace(spec, name=name)))
             owners[name] = (page.path, spec.name, key)
-    for name, svg in render_svgs(specs, jobs=1, dot=dot).items():
+    return out, owners, prepare_svgs(specs, jobs=1, dot=dot)
+
+
+def _layout_finish(out: dict[str, dict[str, Markup]], owners: dict[str, tuple[str, str, str]],
+                   batch: DotBatch, store: GraphCache | None) -> dict[str, dict[str, Markup]]:
+    """page path -> slot -> sized inline SVG: ``out`` plus the batch's graphs (stored)."""
+    for name, svg in batch.finish().items():
         path, slot, key = owners[name]
         if store is not None and key:
             store.put(key, svg)

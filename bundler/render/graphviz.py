@@ -30,8 +30,8 @@ from bundler.render.dot import (
 )
 from bundler.render.svg_fast import sanitize
 
-__all__ = ["MAX_NODES", "GraphSpec", "assert_inline_safe", "dot_source", "find_dot",
-           "render_svgs"]
+__all__ = ["MAX_NODES", "DotBatch", "GraphSpec", "assert_inline_safe", "dot_source", "find_dot",
+           "prepare_svgs", "render_svgs"]
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -72,6 +72,52 @@ def render_svgs(specs: Sequence[GraphSpec], *, jobs: int = 1,
     :class:`DependencyError` when ``dot`` is missing or fails, and
     :class:`BundlerError` when its output is not what we asked for.
     """
+    batch = prepare_svgs(specs, jobs=jobs, dot=dot)
+    batch.run()
+    return batch.finish()
+
+
+class DotBatch:
+    """Graphs ready for Graphviz, in three steps so the middle one can overlap other work.
+
+    :meth:`run` only feeds ``dot`` processes and collects their output: it
+    touches nothing but this batch, so it may run in another thread while the
+    caller's thread prepares or finishes other pages (a subprocess runs beside
+    the GIL).  :meth:`finish` sanitises, in the caller's thread.
+    """
+
+    def __init__(self, specs: Sequence[GraphSpec], graphs: list[DotGraph], exe: str,
+                 jobs: int) -> None:
+        self.specs = {s.name: s for s in specs}
+        self.chunks = _chunks(graphs, min(jobs, len(graphs))) if graphs else []
+        self.exe = exe
+        self.outputs: list[list[str]] | None = None
+
+    @property
+    def names(self) -> list[str]:
+        return [g.name for chunk in self.chunks for g in chunk]
+
+    def run(self) -> None:
+        if len(self.chunks) <= 1:
+            self.outputs = [_run_dot(self.exe, c) for c in self.chunks]
+            return
+        with ThreadPoolExecutor(max_workers=len(self.chunks)) as pool:
+            self.outputs = list(pool.map(lambda c: _run_dot(self.exe, c), self.chunks))
+
+    def finish(self) -> dict[str, str]:
+        if self.outputs is None:
+            raise RuntimeError("DotBatch.finish() before run()")
+        result: dict[str, str] = {}
+        for chunk, docs in zip(self.chunks, self.outputs, strict=True):
+            for graph, doc in zip(chunk, docs, strict=True):
+                spec = self.specs[graph.name]
+                result[graph.name] = postprocess(doc, graph, spec.title, spec.description)
+        return result
+
+
+def prepare_svgs(specs: Sequence[GraphSpec], *, jobs: int = 1,
+                 dot: str | None = None) -> DotBatch:
+    """The DOT sources of ``specs``, checked (see :func:`render_svgs`), not yet laid out."""
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {jobs}")
     graphs = [build_dot(spec) for spec in specs]
@@ -79,22 +125,8 @@ def render_svgs(specs: Sequence[GraphSpec], *, jobs: int = 1,
     if len(set(names)) != len(names):
         dup = sorted({n for n in names if names.count(n) > 1})
         raise ValueError(f"graph names must be unique within a build: {dup}")
-    if not graphs:
-        return {}
-    exe = dot if dot is not None else find_dot()
-    chunks = _chunks(graphs, min(jobs, len(graphs)))
-    specs_by_name = {s.name: s for s in specs}
-    if len(chunks) == 1:
-        outputs = [_run_dot(exe, chunks[0])]
-    else:
-        with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
-            outputs = list(pool.map(lambda c: _run_dot(exe, c), chunks))
-    result: dict[str, str] = {}
-    for chunk, docs in zip(chunks, outputs, strict=True):
-        for graph, doc in zip(chunk, docs, strict=True):
-            spec = specs_by_name[graph.name]
-            result[graph.name] = postprocess(doc, graph, spec.title, spec.description)
-    return result
+    exe = (dot if dot is not None else find_dot()) if graphs else ""
+    return DotBatch(specs, graphs, exe, jobs)
 
 
 def _chunks(graphs: Sequence[DotGraph], n: int) -> list[list[DotGraph]]:

@@ -21,7 +21,13 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 
 from bundler.render import chunks
-from bundler.render.chunks import PageResult, RenderJob, render_tasks
+from bundler.render.chunks import (
+    PageResult,
+    RenderJob,
+    finish_tasks,
+    render_tasks,
+    start_tasks,
+)
 from bundler.render.pages.plan import PageTask
 
 #: Peak memory of the whole build (this process and its render workers) that
@@ -38,9 +44,6 @@ WORKER_SHARE = 0.8
 #: noise, small enough that workers stay evenly loaded and memory bounded.
 MAX_CHUNK = 128
 MIN_CHUNK = 8
-#: Threads rendering in this process when workers cannot be forked (memory):
-#: two, so one chunk's Python work overlaps another's Graphviz run.
-IN_PROCESS_THREADS = 2
 
 def _chunked(tasks: list[PageTask], jobs: int) -> list[list[PageTask]]:
     size = max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(len(tasks) / (jobs * 16))))
@@ -74,11 +77,11 @@ def render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
     try:
         if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
             meanwhile()
-            threads = min(requested, IN_PROCESS_THREADS)
-            done = list(_render_threaded(job, audit, threads))
+            overlap = requested > 1
+            done = list(_render_pipelined(job, audit, overlap))
             job.ctx.audit_pages = _audit_counts(done)
             yield from done
-            yield from _render_threaded(job, parts, threads)
+            yield from _render_pipelined(job, parts, overlap)
             yield from render_tasks(job, last)
         else:
             yield from _render_forked(job, jobs, audit, parts, last, meanwhile)
@@ -127,29 +130,32 @@ def _render_forked(job: RenderJob, jobs: int, audit: list[list[PageTask]],
         chunks.JOB = None
 
 
-def _render_threaded(job: RenderJob, parts: list[list[PageTask]],
-                     threads: int) -> Iterator[PageResult]:
-    """Render ``parts`` in this process, ``threads`` chunks at a time.
+def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
+                      overlap: bool) -> Iterator[PageResult]:
+    """Render ``parts`` in this process; with ``overlap``, each chunk's Graphviz run
+    happens in a helper thread while this thread prepares the next chunk and
+    finishes the previous one.
 
-    Python holds the GIL, so threads do not add computing power; what they add
-    is overlap: while one chunk waits for its ``dot`` process (a tenth to a
-    fifth of the build) or for the disk, another chunk runs.  Memory grows by
-    one chunk per thread, nothing else (no copy of the bundle, unlike a fork).
+    Only the ``dot`` subprocess and its pipes are in the helper thread (a
+    tenth to a fifth of the build); every Python object of the build stays
+    with this thread, so nothing needs a lock and the output is the same.
+    Memory grows by one chunk (no copy of the bundle, unlike a fork).
     """
-    if threads <= 1:
+    if not overlap or len(parts) < 2:
         for part in parts:
             yield from render_tasks(job, part)
         return
-    with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="review-bundler-render") \
-            as pool:
-        window = 2 * threads
-        queue = [pool.submit(render_tasks, job, part) for part in parts[:window]]
-        todo = iter(parts[window:])
-        for future in queue:
-            yield from future.result()
-            nxt = next(todo, None)
-            if nxt is not None:
-                queue.append(pool.submit(render_tasks, job, nxt))
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="review-bundler-dot") as pool:
+        current = start_tasks(job, parts[0])
+        running = pool.submit(current.batch.run)
+        for part in parts[1:]:
+            following = start_tasks(job, part)      # while dot lays out `current`
+            running.result()
+            running = pool.submit(following.batch.run)
+            yield from finish_tasks(job, current)   # while dot lays out `following`
+            current = following
+        running.result()
+        yield from finish_tasks(job, current)
 
 
 def render_workers(jobs: int, resident: int | None, budget: int) -> int:

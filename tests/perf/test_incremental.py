@@ -64,9 +64,9 @@ class LaidOut:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.names: list[str] = []
         self.pages: list[str] = []
-        real_svgs, real_page = graphviz.render_svgs, chunks.render_page
+        real_svgs, real_page = graphviz.prepare_svgs, chunks.render_page
 
-        def counting(specs: list[GraphSpec], **kwargs: Any) -> dict[str, str]:
+        def counting(specs: list[GraphSpec], **kwargs: Any) -> graphviz.DotBatch:
             self.names += [s.name for s in specs]
             return real_svgs(specs, **kwargs)
 
@@ -74,7 +74,7 @@ class LaidOut:
             self.pages.append(page.path)
             return real_page(job, page, svg)
 
-        monkeypatch.setattr(chunks, "render_svgs", counting)
+        monkeypatch.setattr(chunks, "prepare_svgs", counting)
         monkeypatch.setattr(chunks, "render_page", rendering)
 
 
