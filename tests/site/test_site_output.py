@@ -71,6 +71,23 @@ def test_rebuild_of_unchanged_inputs_reports_the_recorded_verdict(tmp_path: Path
     assert runs[0][2] == runs[1][2] == runs[2][2]
 
 
+def test_archive_bundle_rebuild_skips_verification_too(tmp_path: Path) -> None:
+    """A .zip bundle is pinned by its bytes: the second build of the same archive is a
+    carry-over, and an archive with other bytes is verified again."""
+    archive = Path(shutil.copy(EXAMPLES_DIR / "unsupported-gain.zip", tmp_path / "b.zip"))
+    out = tmp_path / "s"
+    outputs = []
+    for _ in range(2):
+        proc = run_cli("build", archive, "-o", out, "--trust-key", DEMO_KEY)
+        assert proc.returncode == 0, proc.stderr
+        outputs.append(proc.stderr)
+    assert "unchanged inputs" not in outputs[0] and "unchanged inputs" in outputs[1]
+    with open(archive, "ab") as fh:
+        fh.write(b"\0")       # trailing garbage after the zip's end record
+    proc = run_cli("build", archive, "-o", out, "--trust-key", DEMO_KEY)
+    assert "unchanged inputs" not in proc.stderr, proc.stderr
+
+
 def test_warnings_build_without_strict(tmp_path: Path) -> None:
     code, output = _build(EXAMPLES_DIR / "multi-agent-paper", tmp_path / "s")
     assert code == 0, output
