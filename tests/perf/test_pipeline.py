@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from bundler.errors import BundlerError, OutputError
+from bundler.errors import BundlerError, DependencyError, OutputError
 from bundler.graph.index import build_index
 from bundler.render import chunks, graphviz, search_index, workers
 from bundler.render import site as site_mod
+from bundler.render.dot import DotGraph
 from bundler.render.pages import artifacts, base, lineage, plan, workflow
 from bundler.render.pages.base import BuildContext
 from bundler.render.urls import Linker
@@ -142,6 +144,47 @@ def test_a_failing_copy_fails_the_build_and_keeps_the_old_site(
     monkeypatch.setattr(site_mod, "_write_files", fail)
     with pytest.raises(OutputError, match="disk full"):
         build(synth_3k, out, jobs=2, incremental=False)   # unchanged: would copy nothing
+    assert tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir() if ".building-" in p.name) == []
+
+
+@pytest.mark.parametrize("where", ["page", "graphviz"])
+def test_a_failure_in_pipelined_in_process_rendering_keeps_the_old_site(
+        synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
+    """Over the memory budget pages render in this process with Graphviz in a helper
+    thread: a failure on either side stops the build (no hang), and the old site stays."""
+    out = tmp_path / "site"
+    build(synth_3k, out, jobs=2)
+    before = tree(out)
+    monkeypatch.setenv("REVIEW_BUNDLER_MEMORY_MIB", "1")
+    calls = 0
+    if where == "graphviz":
+        real_run = graphviz._run_dot
+
+        def flaky(exe: str, chunk: Sequence[DotGraph]) -> list[str]:
+            nonlocal calls
+            calls += 1
+            if calls == 3:
+                raise DependencyError("dot crashed")
+            return real_run(exe, chunk)
+
+        monkeypatch.setattr(graphviz, "_run_dot", flaky)
+        expected, last = "dot crashed", 3
+    else:
+        real_start = workers.start_tasks
+
+        def failing(job: chunks.RenderJob, tasks: list[plan.PageTask]) -> chunks.ChunkWork:
+            nonlocal calls
+            calls += 1
+            if calls == 4:
+                raise BundlerError("page broke")
+            return real_start(job, tasks)
+
+        monkeypatch.setattr(workers, "start_tasks", failing)
+        expected, last = "page broke", 4
+    with pytest.raises(BundlerError, match=expected):
+        build(synth_3k, out, jobs=2, incremental=False)
+    assert calls == last            # stopped at the failure: nothing more was started
     assert tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir() if ".building-" in p.name) == []
 
