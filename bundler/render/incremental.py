@@ -128,14 +128,15 @@ def _scan(root: Path, *, contents: bool) -> tuple[str, str] | None:
     """(content digest, metadata stamp) of the file or folder tree at ``root``.
 
     Names are hashed with their kind and place, so no two trees share a digest;
-    anything but regular files and folders makes the tree unpinnable (None).
+    anything but regular files and folders below ``root`` makes the tree
+    unpinnable (None).  ``root`` itself may be reached through a symlink.
     """
     data, meta = hashlib.sha256(), hashlib.sha256()
     todo = [("", root)]
     try:
         while todo:
             rel, path = todo.pop()
-            st = os.lstat(path)
+            st = os.lstat(path) if rel else os.stat(path)
             name = rel.encode("utf-8", "surrogateescape")
             meta.update(b"%d:%s %d %d %d %d %d\x00" % (
                 len(name), name, st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns,

@@ -97,12 +97,18 @@ def test_other_options_are_other_inputs(
     assert seen.count == 3 and overridden.report is not None
 
 
-def test_a_symlink_in_the_bundle_means_no_inputs_digest(bundle: Path) -> None:
+def test_a_symlink_inside_the_bundle_means_no_inputs_digest(bundle: Path) -> None:
     assert incremental.build_inputs(bundle, "env", trusted_keys=(), severity_overrides={},
                                     title=None, base_url=None) is not None
     os.symlink("events.jsonl", bundle / "link")
     assert incremental.build_inputs(bundle, "env", trusted_keys=(), severity_overrides={},
                                     title=None, base_url=None) is None
+    os.unlink(bundle / "link")
+    # the bundle folder itself may be named through a symlink
+    alias = bundle.parent / "alias"
+    os.symlink(bundle, alias)
+    assert incremental.build_inputs(alias, "env", trusted_keys=(), severity_overrides={},
+                                    title=None, base_url=None) is not None
 
 
 def test_inputs_digest_names_every_file_and_byte(bundle: Path, tmp_path: Path) -> None:
