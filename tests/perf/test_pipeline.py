@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,6 @@ from bundler.errors import BundlerError, DependencyError, OutputError
 from bundler.graph.index import build_index
 from bundler.render import chunks, graphviz, search_index, workers
 from bundler.render import site as site_mod
-from bundler.render.dot import DotGraph
 from bundler.render.pages import artifacts, base, lineage, plan, workflow
 from bundler.render.pages.base import BuildContext
 from bundler.render.urls import Linker
@@ -157,34 +157,27 @@ def test_a_failure_in_pipelined_in_process_rendering_keeps_the_old_site(
     build(synth_3k, out, jobs=2)
     before = tree(out)
     monkeypatch.setenv("REVIEW_BUNDLER_MEMORY_MIB", "1")
-    calls = 0
-    if where == "graphviz":
-        real_run = graphviz._run_dot
+    calls = [0]
 
-        def flaky(exe: str, chunk: Sequence[DotGraph]) -> list[str]:
-            nonlocal calls
-            calls += 1
-            if calls == 3:
-                raise DependencyError("dot crashed")
-            return real_run(exe, chunk)
+    def on_call(n: int, error: BundlerError, real: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any) -> Any:
+            calls[0] += 1
+            if calls[0] == n:
+                raise error
+            return real(*args)
+        return wrapper
 
-        monkeypatch.setattr(graphviz, "_run_dot", flaky)
+    if where == "graphviz":     # runs in the helper thread
+        monkeypatch.setattr(graphviz, "_run_dot",
+                            on_call(3, DependencyError("dot crashed"), graphviz._run_dot))
         expected, last = "dot crashed", 3
-    else:
-        real_start = workers.start_tasks
-
-        def failing(job: chunks.RenderJob, tasks: list[plan.PageTask]) -> chunks.ChunkWork:
-            nonlocal calls
-            calls += 1
-            if calls == 4:
-                raise BundlerError("page broke")
-            return real_start(job, tasks)
-
-        monkeypatch.setattr(workers, "start_tasks", failing)
+    else:                       # runs in the main thread, while dot runs beside
+        monkeypatch.setattr(workers, "start_tasks",
+                            on_call(4, BundlerError("page broke"), workers.start_tasks))
         expected, last = "page broke", 4
     with pytest.raises(BundlerError, match=expected):
         build(synth_3k, out, jobs=2, incremental=False)
-    assert calls == last            # stopped at the failure: nothing more was started
+    assert calls == [last]          # stopped at the failure: nothing more was started
     assert tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir() if ".building-" in p.name) == []
 
