@@ -45,6 +45,7 @@ WORKER_SHARE = 0.8
 MAX_CHUNK = 128
 MIN_CHUNK = 8
 
+
 def _chunked(tasks: list[PageTask], jobs: int) -> list[list[PageTask]]:
     size = max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(len(tasks) / (jobs * 16))))
     return [tasks[i:i + size] for i in range(0, len(tasks), size)]
@@ -67,7 +68,7 @@ def render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
     requested = jobs
     jobs = render_workers(jobs, resident_bytes(), memory_budget())
     audit = [[t] for t in tasks if t.kind == "audit"]
-    parts = _chunked([t for t in tasks if t.kind != "audit"], max(jobs, requested))
+    parts = _chunked([t for t in tasks if t.kind != "audit"], jobs)
     # Workers must inherit the verified bundle: without fork (Windows), render here.
     # The bundle and index live to the end and hold no garbage: frozen, the cyclic
     # GC stops rescanning them (a full pass over a million events at every
@@ -77,7 +78,7 @@ def render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
     try:
         if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
             meanwhile()
-            overlap = requested > 1
+            overlap = requested > 1     # -j 1 asks for one thing at a time
             done = list(_render_pipelined(job, audit, overlap))
             job.ctx.audit_pages = _audit_counts(done)
             yield from done
