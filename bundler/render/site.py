@@ -150,17 +150,12 @@ def build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Build
                 if out.previous is not None:
                     previous = PreviousSite.load(out.previous, salt)
             if previous is not None and previous.summary.bundle == fingerprint:
-                size = reuse_everything(previous, out, opts.jobs)
-                if size is not None:        # nothing changed: the previous site, verified
-                    out.record(size)
-                    files = len(out.written) + 1
-                    target = out.commit()
-                    summary = _summary(previous.summary.bundle, previous.summary.pages,
-                                       previous.summary.graphs, inputs, report)
-                    save_manifest(target, manifest_text(salt, summary, previous.entries))
-                    return BuildResult(target, report, report.verdict(), summary.pages, files,
-                                       out.bytes_written, summary.graphs,
-                                       time.perf_counter() - started, summary.pages)
+                summary = _summary(previous.summary.bundle, previous.summary.pages,
+                                   previous.summary.graphs, inputs, report)
+                carried = _carry_over(previous, out, opts, salt, summary, report,
+                                      report.verdict(), started)
+                if carried is not None:     # nothing changed: the previous site, verified
+                    return carried
                 out.reset()
             with young_collections_only():
                 idx = build_index(report.bundle)
@@ -183,18 +178,28 @@ def _reuse_same_inputs(inputs: Inputs, opts: BuildOptions,
         return None                 # the full build reports why, with every diagnostic
     with SiteWriter(opts.output) as out:
         if out.previous is not None:
-            size = reuse_everything(previous, out, opts.jobs)
-            if size is not None and inputs.unchanged():
-                out.record(size)
-                files = len(out.written) + 1
-                target = out.commit()
-                save_manifest(target, manifest_text(previous.salt, previous.summary,
-                                                    previous.entries))
-                return BuildResult(target, None, verdict, previous.summary.pages, files,
-                                   out.bytes_written, previous.summary.graphs,
-                                   time.perf_counter() - started, previous.summary.pages)
+            carried = _carry_over(previous, out, opts, previous.salt, previous.summary, None,
+                                  verdict, started, still=inputs.unchanged)
+            if carried is not None:
+                return carried
         out.abort()
     return None
+
+
+def _carry_over(previous: PreviousSite, out: SiteWriter, opts: BuildOptions, salt: str,
+                summary: SiteSummary, report: VerificationReport | None, verdict: Verdict,
+                started: float, still: Callable[[], bool] = lambda: True) -> BuildResult | None:
+    """Commit every file of ``previous``, re-hashed, as the new site (and its manifest);
+    None if one file differs from its record or ``still()`` turns false."""
+    size = reuse_everything(previous, out, opts.jobs)
+    if size is None or not still():
+        return None
+    out.record(size)
+    files = len(out.written) + 1
+    target = out.commit()
+    save_manifest(target, manifest_text(salt, summary, previous.entries))
+    return BuildResult(target, report, verdict, summary.pages, files, out.bytes_written,
+                       summary.graphs, time.perf_counter() - started, summary.pages)
 
 
 def _summary(fingerprint: str, pages: int, graphs: int, inputs: Inputs | None,
