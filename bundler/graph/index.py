@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import enum
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
+from bundler.graph.tracking import EVERYTHING, TrackedDict, TrackedList, note, query
 from bundler.model.events import (
     ArchiveEvent,
     ClaimEvent,
@@ -81,6 +82,18 @@ class BundleIndex:
     archive_memberships: dict[str, list[ArchiveEvent]] = field(default_factory=dict)
     _status_memo: dict[str, ClaimStatus] = field(default_factory=dict, repr=False)
 
+    def __post_init__(self) -> None:
+        """Every mapping and list of the index notes its reads while a page is being
+        recorded (:mod:`bundler.graph.tracking`); each mapping under its field name."""
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if f.name.startswith("_"):
+                continue
+            if type(value) is dict:
+                setattr(self, f.name, TrackedDict(f.name, value))
+            elif type(value) is list:
+                setattr(self, f.name, TrackedList(value))
+
     # ------------------------------------------------------------- queries
     def get(self, oid: str) -> EventBase | None:
         return self.by_id.get(oid)
@@ -88,6 +101,7 @@ class BundleIndex:
     def payload_status(self, ind: IndividualEvent) -> PayloadStatus | None:
         if ind.payload is None:
             return None
+        note("payloads", ind.payload.digest)
         return self.bundle.payloads.get(ind.payload.digest)
 
     def payload_state(self, ind: IndividualEvent) -> PayloadState | None:
@@ -100,8 +114,12 @@ class BundleIndex:
         A claim with no verdict of its own that is ``derived_from`` an earlier
         claim with the same text, evidence and bindings carries that claim's
         status: a draft inheriting a checked sentence unchanged is not
-        "never verified".  Memoised, so resolving every claim is linear.
+        "never verified".  Memoised, so resolving every claim is linear; one read
+        ``("status", id)`` for dependency records, whether memoised or not.
         """
+        return query("status", claim.id, lambda: self._claim_status(claim))
+
+    def _claim_status(self, claim: ClaimEvent) -> ClaimStatus:
         cached = self._status_memo.get(claim.id)
         if cached is not None:
             return cached
@@ -109,7 +127,7 @@ class BundleIndex:
         if status is ClaimStatus.UNVERIFIED:
             parent = self.inherited_from(claim)
             if parent is not None:
-                status = self.claim_status(parent)
+                status = self._claim_status(parent)
         self._status_memo[claim.id] = status
         return status
 
@@ -142,6 +160,7 @@ class BundleIndex:
         return rows
 
     def time_span(self) -> tuple[str, str] | None:
+        note(*EVERYTHING)
         evs = self.bundle.events
         return (min(e.time for e in evs), max(e.time for e in evs)) if evs else None
 
@@ -247,5 +266,5 @@ def build_index(bundle: LoadedBundle) -> BundleIndex:
             idx.runs.append(ev)
         elif isinstance(ev, StreamEvent):
             idx.streams[ev.id] = ev
-    idx.fitness_by_target = dict(fit_by)
+    idx.fitness_by_target = TrackedDict("fitness_by_target", fit_by)
     return idx

@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from bundler.graph.index import BundleIndex
+from bundler.graph.tracking import query
 from bundler.model.events import (
     ClaimEvent,
     EvidenceNodeEvent,
@@ -120,6 +121,11 @@ def _upstream(idx: BundleIndex, oid: str, depth: int = 0) -> Iterator[GEdge]:
 
 
 def node_for(idx: BundleIndex, oid: str) -> GNode:
+    """The graph node of ``oid``: one read ``("node", oid)`` for dependency records."""
+    return query("node", oid, lambda: _node(idx, oid))
+
+
+def _node(idx: BundleIndex, oid: str) -> GNode:
     ev = idx.get(oid)
     if ev is None:
         return GNode(oid, "external" if oid.startswith("ext:") else "missing", oid, "missing")

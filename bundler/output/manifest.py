@@ -135,6 +135,29 @@ class PreviousSite:
         previous = cls.read(root)
         return previous if previous is not None and previous.salt == salt_digest else None
 
+    def carry(self, rel: str, digest: str, dest: Path) -> bool:
+        """Hard-link the previous ``rel`` to ``dest`` if the manifest says it holds bytes
+        of SHA-256 ``digest`` and it still does; False means: write them.
+
+        For files that are not pages (copies, proofs, search data): the caller
+        knows the bytes it would write, so only a link is worth making.  The old
+        file is hashed in blocks (a payload copy can be large).
+        """
+        entry = self.entries.get(rel)
+        if entry is None or entry.digest != digest:
+            return False
+        src = self.root / rel
+        try:
+            fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            with os.fdopen(fd, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or \
+                        hashlib.file_digest(fh, "sha256").hexdigest() != digest:
+                    return False
+            return _link_same(src, dest, st)
+        except OSError:
+            return False
+
     def reuse(self, rel: str, fp: str, dest: Path) -> bool:
         """Carry the previous ``rel`` over to ``dest`` if its fingerprint and bytes are
         what the manifest promises; False means: render it.

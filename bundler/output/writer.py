@@ -26,6 +26,7 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from bundler.errors import OutputError
+from bundler.output.manifest import PreviousSite
 
 #: Written into every site we build; we only ever replace folders carrying it.
 SITE_MARKER = ".review-bundler-site"
@@ -58,6 +59,10 @@ class SiteWriter:
         _BUILDING[self.tmp] = self.target
         self.written: set[str] = set()
         self.bytes_written = 0
+        #: The previous site's files, to link instead of writing the same bytes again
+        #: (set by a rebuild that trusts the previous manifest to describe them).
+        self.carry_from: PreviousSite | None = None
+        self._digests: dict[str, str] = {}
         self._dirs: set[str] = set()
         self._done = False
         for stale in self.target.parent.glob(f".{self.target.name}.previous-*"):
@@ -68,11 +73,15 @@ class SiteWriter:
         shutil.rmtree(self.tmp)
         self.tmp.mkdir()
         self.written.clear()
+        self._digests.clear()
         self._dirs.clear()
         self.bytes_written = 0
 
     def digest(self, rel: str) -> str:
         """SHA-256 of a file written so far."""
+        known = self._digests.get(rel)
+        if known is not None:
+            return known
         with open(self.tmp / rel, "rb") as fh:
             return hashlib.file_digest(fh, "sha256").hexdigest()
 
@@ -104,11 +113,25 @@ class SiteWriter:
         self.write_bytes(rel, text.encode("utf-8"))
 
     def write_bytes(self, rel: str, data: bytes) -> None:
-        self.reserve(rel).write_bytes(data)
+        dst = self.reserve(rel)
+        if self.carry_from is not None:
+            digest = hashlib.sha256(data).hexdigest()
+            self._digests[rel] = digest
+            if self.carry_from.carry(rel, digest, dst):
+                self.bytes_written += len(data)
+                return
+        dst.write_bytes(data)
         self.bytes_written += len(data)
 
     def copy_file(self, rel: str, src: Path) -> None:
         dst = self.reserve(rel)
+        if self.carry_from is not None:
+            with open(src, "rb") as fh:
+                digest = hashlib.file_digest(fh, "sha256").hexdigest()
+            if self.carry_from.carry(rel, digest, dst):
+                self._digests[rel] = digest
+                self.bytes_written += dst.stat().st_size
+                return
         shutil.copyfile(src, dst)
         self.bytes_written += dst.stat().st_size
 

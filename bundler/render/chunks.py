@@ -26,6 +26,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from bundler.graph.tracking import recording
 from bundler.model.events import EventBase
 from bundler.output.cache import (
     Deferred,
@@ -35,10 +36,12 @@ from bundler.output.cache import (
     digest_text,
     fingerprint,
 )
+from bundler.output.deps_file import DepsRecord
 from bundler.output.graph_cache import GraphCache
 from bundler.output.manifest import PreviousSite
 from bundler.output.writer import target_of
 from bundler.render.graphviz import MAX_NODES, DotBatch, GraphSpec, prepare_svgs
+from bundler.render.page_deps import TRACKED_KINDS, PageDeps
 from bundler.render.pages.base import BuildContext, Page
 from bundler.render.pages.plan import PageTask, make_page
 from bundler.verify.result import LoadedBundle
@@ -74,6 +77,8 @@ class RenderJob:
     dot: str | None = None
     #: Laid-out graphs of this site's earlier builds (see :mod:`bundler.output.graph_cache`).
     graphs: GraphCache | None = None
+    #: Records the reads of object pages, and carries those of ``previous`` over on them.
+    deps: PageDeps | None = None
 
     def __post_init__(self) -> None:
         """Open the site's graph store whenever pages are fingerprinted (so a cold
@@ -93,6 +98,8 @@ class PageResult:
     graphs: int
     reused: bool
     facts: dict[str, Any]
+    #: what the page read, for the next build (object pages only; see page_deps)
+    deps: DepsRecord | None = None
 
 
 #: The job a forked worker inherited (set by the builder just before forking).
@@ -143,8 +150,9 @@ class ChunkWork:
     """A chunk between its two halves: pages made, fingerprinted and reused where they
     can be; the graphs of the rest waiting for (or back from) ``dot``."""
 
-    pages: list[Page]
+    pages: list[Page | None]                     # None: carried over on its reads
     fps: list[str]
+    records: list[DepsRecord | None]
     results: dict[int, PageResult]
     todo: list[int]                              # pages to render
     svgs: dict[str, dict[str, Markup]]           # page path -> slot -> SVG (from the store)
@@ -153,26 +161,55 @@ class ChunkWork:
 
 
 def start_tasks(job: RenderJob, tasks: list[PageTask]) -> ChunkWork:
-    """Make and fingerprint the chunk's pages, carry unchanged ones over, and gather the
-    graphs the others need that the graph store does not hold."""
-    pages = [make_page(job.ctx, t) for t in tasks]
+    """Carry over object pages whose reads are unchanged; make and fingerprint the
+    others, carry those with an unchanged fingerprint over, and gather the graphs the
+    rest need that the graph store does not hold."""
+    pages: list[Page | None] = []
     results: dict[int, PageResult] = {}
     fps: list[str] = []
+    records: list[DepsRecord | None] = []
     keys: dict[str, list[str]] = {}     # page path -> graph keys, in page.graphs order
     todo: list[int] = []
-    for i, page in enumerate(pages):
-        fp, keys[page.path] = _fingerprint(job, page)
+    for i, task in enumerate(tasks):
+        deps = job.deps if task.kind in TRACKED_KINDS else None
+        record = deps.unchanged(task) if deps is not None else None
+        if record is not None and (carried := _reuse(job, task.path, record.fingerprint,
+                                                     record.graphs, {}, record)) is not None:
+            results[i] = carried
+            pages.append(None)
+            fps.append(record.fingerprint)
+            records.append(record)
+            continue
+        if deps is not None:
+            with recording() as reads:
+                page = make_page(job.ctx, task)
+                fp, keys[page.path] = _fingerprint(job, page)
+            record = deps.record(task, fp, len(page.graphs), reads)
+        else:
+            page = make_page(job.ctx, task)
+            fp, keys[page.path] = _fingerprint(job, page)
+        pages.append(page)
         fps.append(fp)
-        if fp and job.previous is not None and \
-                job.previous.reuse(page.path, fp, job.out_root / page.path):
-            entry = job.previous.entries[page.path]
-            size = (job.out_root / page.path).stat().st_size
-            results[i] = PageResult(page.path, fp, entry.digest, size, len(page.graphs), True,
-                                    page.facts)
+        records.append(record)
+        reused = _reuse(job, page.path, fp, len(page.graphs), page.facts, record) if fp else None
+        if reused is not None:
+            results[i] = reused
         else:
             todo.append(i)
-    svgs, owners, batch = _layout_start([pages[i] for i in todo], job.dot, job.graphs, keys)
-    return ChunkWork(pages, fps, results, todo, svgs, owners, batch)
+    made = [p for i in todo if (p := pages[i]) is not None]
+    svgs, owners, batch = _layout_start(made, job.dot, job.graphs, keys)
+    return ChunkWork(pages, fps, records, results, todo, svgs, owners, batch)
+
+
+def _reuse(job: RenderJob, path: str, fp: str, graphs: int, facts: dict[str, Any],
+           record: DepsRecord | None) -> PageResult | None:
+    """The previous site's file for ``path``, if it was made from ``fp`` and still holds
+    the bytes written then (linked or copied into the new site)."""
+    if job.previous is None or not job.previous.reuse(path, fp, job.out_root / path):
+        return None
+    size = (job.out_root / path).stat().st_size
+    return PageResult(path, fp, job.previous.entries[path].digest, size, graphs, True, facts,
+                      record)
 
 
 def finish_tasks(job: RenderJob, work: ChunkWork) -> list[PageResult]:
@@ -181,10 +218,12 @@ def finish_tasks(job: RenderJob, work: ChunkWork) -> list[PageResult]:
     svgs = _layout_finish(work.svgs, work.owners, work.batch, job.graphs)
     for i in work.todo:
         page = work.pages[i]
+        assert page is not None
         data = render_page(job, page, svgs.get(page.path, {})).encode("utf-8")
         (job.out_root / page.path).write_bytes(data)
         work.results[i] = PageResult(page.path, work.fps[i], hashlib.sha256(data).hexdigest(),
-                                     len(data), len(page.graphs), False, page.facts)
+                                     len(data), len(page.graphs), False, page.facts,
+                                     work.records[i])
     return [work.results[i] for i in range(len(work.pages))]
 
 

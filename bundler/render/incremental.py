@@ -15,8 +15,11 @@ Three levels, each checked against the bytes of the previous site (see
   the bytes of every bundle file the site reads or ships, the payload states
   and the validation report.  When it matches, every old file is carried over
   without building a single page context.
-* **Per page.**  Otherwise each page is fingerprinted from its own inputs
-  (:mod:`bundler.render.chunks`) and reused when those are unchanged.
+* **Per page.**  Otherwise object pages whose recorded index reads give the
+  same values are carried over without being made
+  (:mod:`bundler.render.page_deps`); every other page is fingerprinted from
+  its own inputs (:mod:`bundler.render.chunks`) and reused when those are
+  unchanged.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from bundler import __version__, layout
 from bundler.diagnostics import Severity
 from bundler.output import SiteWriter
 from bundler.output.cache import Encoder, digest_text, tree_digest
-from bundler.output.manifest import PreviousSite
+from bundler.output.manifest import PreviousSite, cache_dir
 from bundler.render.chunks import CSP, SiteInfo
 from bundler.render.environment import PACKAGE_DIR, TEMPLATES_DIR, theme_dirs
 from bundler.verify import VerificationReport
@@ -61,6 +64,18 @@ def _code_digest() -> str:
     """The Python code of this process, digested once: what runs is what was imported
     at start, whatever is edited on disk while a long-lived process builds sites."""
     return tree_digest([PACKAGE_DIR], "*.py")
+
+
+def compiled_templates_dir() -> Path:
+    """Where this code keeps its compiled templates: one folder per version of the code
+    (which fixes the environment's options), older ones removed."""
+    root = cache_dir() / "templates"
+    current = root / _code_digest()[:32]
+    if root.is_dir():
+        for other in root.iterdir():
+            if other != current and other.is_dir():
+                shutil.rmtree(other, ignore_errors=True)
+    return current
 
 
 def environment_digest(theme: Path | None) -> str:

@@ -13,12 +13,13 @@ the inputs (every bundle byte, the options, the code) are those of the last
 build, the old site is carried over and verification is skipped; when
 nothing the site is made from changed, every old file is carried over
 without building a page; otherwise every page whose own inputs are unchanged
-is reused.  Whatever is carried over is re-hashed first, and the result is
+is reused (object pages on their recorded reads, without being made).  Whatever is carried over is re-hashed first, and the result is
 byte-identical to a cold build.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -35,6 +36,7 @@ from bundler.errors import InvalidBundleError
 from bundler.graph.index import build_index
 from bundler.output import SiteWriter
 from bundler.output.cache import Encoder
+from bundler.output.deps_file import DepsWriter, deps_path, forget_deps, read_deps
 from bundler.output.manifest import (
     NO_INPUTS,
     NOT_A_PAGE,
@@ -61,9 +63,11 @@ from bundler.render.incremental import (
     build_inputs,
     build_salt,
     bundle_fingerprint,
+    compiled_templates_dir,
     environment_digest,
     reuse_everything,
 )
+from bundler.render.page_deps import PageDeps
 from bundler.render.pages.artifacts import file_copy_path
 from bundler.render.pages.base import NAV, BuildContext
 from bundler.render.pages.integrity import bundle_copy_files
@@ -149,6 +153,7 @@ def build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Build
                 fingerprint = bundle_fingerprint(report, salt, site_report_json(report))
                 if out.previous is not None:
                     previous = PreviousSite.load(out.previous, salt)
+                    out.carry_from = previous   # files of the same bytes are linked
             if previous is not None and previous.summary.bundle == fingerprint:
                 summary = _summary(previous.summary.bundle, previous.summary.pages,
                                    previous.summary.graphs, inputs, report)
@@ -225,13 +230,16 @@ def _site_info(report: VerificationReport, opts: BuildOptions) -> SiteInfo:
 def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInfo, salt: str,
            previous: PreviousSite | None, fingerprint: str | None, inputs: Inputs | None,
            started: float) -> BuildResult:
-    env = make_environment(opts.theme)
+    env = make_environment(opts.theme, compiled_templates_dir())
     env.auto_reload = False        # templates cannot change during a build: no stat per page
     event_key = event_key_for(ctx.bundle)
     encoder = Encoder(event_key) if fingerprint is not None and event_key is not None else None
+    previous = previous if encoder is not None else None
+    deps = None
+    if encoder is not None:
+        deps = PageDeps(ctx, encoder, read_deps(out.target, salt) if previous else {})
     job = RenderJob(ctx=ctx, env=env, site=site, base_url=opts.base_url, out_root=out.tmp,
-                    salt=salt, encoder=encoder,
-                    previous=previous if encoder is not None else None)
+                    salt=salt, encoder=encoder, previous=previous, deps=deps)
     tasks = plan_pages(ctx)
     last = final_pages()
     for task in (*tasks, *last):
@@ -240,12 +248,27 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
         env.get_template(name)     # compile once, before the workers fork
     results: list[PageResult] = []
     total = len(tasks) + len(last)
-    for result in render_all(job, tasks, last, opts.jobs,
-                             lambda: _write_files(ctx, opts, out)):
-        results.append(result)
-        if len(results) % 200 == 0:
-            _progress(opts, "pages", len(results), total)
-    _progress(opts, "pages", len(results), total)
+    records = DepsWriter(out.target, salt) if deps is not None else None
+    try:
+        for result in render_all(job, tasks, last, opts.jobs,
+                                 lambda: _write_files(ctx, opts, out)):
+            if result.deps is not None and records is not None:
+                records.write(result.deps)      # streamed: results stay small
+                result = dataclasses.replace(result, deps=None)
+            results.append(result)
+            if len(results) % 200 == 0:
+                _progress(opts, "pages", len(results), total)
+        _progress(opts, "pages", len(results), total)
+        return _finish(ctx, out, results, salt, fingerprint, inputs, records, started)
+    finally:
+        if records is not None:
+            records.close()
+
+
+def _finish(ctx: BuildContext, out: SiteWriter, results: list[PageResult], salt: str,
+            fingerprint: str | None, inputs: Inputs | None, records: DepsWriter | None,
+            started: float) -> BuildResult:
+    """Commit the site, then its manifest and page records (the next build's hints)."""
     pages = {r.path: r for r in results}
     for r in results:
         out.record(r.size)
@@ -260,8 +283,11 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
     if fingerprint is not None:
         save_manifest(target, manifest_text(
             salt, _summary(fingerprint, len(results), graphs, inputs, ctx.report), entries))
+        if records is not None:
+            records.commit()
     else:
         forget_manifest(target)
+        forget_deps(deps_path(target))
     return BuildResult(target, ctx.report, ctx.report.verdict(), len(results), files, size,
                        graphs,
                        time.perf_counter() - started, sum(1 for r in results if r.reused))

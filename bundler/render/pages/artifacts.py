@@ -6,8 +6,9 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from bundler.graph.index import fitness_value
+from bundler.graph.index import BundleIndex, fitness_value
 from bundler.graph.paths import lineage_graph
+from bundler.graph.tracking import query
 from bundler.model.events import ClaimEvent, IndividualEvent
 from bundler.render.highlight import pick_lexer
 from bundler.render.pages.base import (
@@ -148,6 +149,11 @@ def _read_head(path: Path, limit: int) -> bytes:
         return fh.read(limit)
 
 
+def few_artifacts(idx: BundleIndex) -> bool:
+    """Few enough artifacts that each gets a lineage graph (see below)."""
+    return len(idx.individuals) - len(idx.claims) <= LINEAGE_GRAPH_ARTIFACTS
+
+
 def wants_lineage_graph(ctx: BuildContext, art: IndividualEvent) -> bool:
     """Draw an artifact's lineage graph only where it helps a reviewer.
 
@@ -159,7 +165,7 @@ def wants_lineage_graph(ctx: BuildContext, art: IndividualEvent) -> bool:
     parents on the page, which is what the graph would show.
     """
     idx = ctx.idx
-    if len(idx.individuals) - len(idx.claims) <= LINEAGE_GRAPH_ARTIFACTS:
+    if query("few-artifacts", "", lambda: few_artifacts(idx)):
         return True
     return art.id in idx.cited_by or art.id in idx.archive_memberships
 

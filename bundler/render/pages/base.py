@@ -8,10 +8,11 @@ from typing import Any, TypeVar, cast
 
 from bundler.graph.index import BundleIndex, ClaimStatus
 from bundler.graph.paths import EvidenceGraph
-from bundler.model.events import ClaimEvent
+from bundler.graph.tracking import EVERYTHING, note, query
+from bundler.model.events import ClaimEvent, EventBase
 from bundler.output.cache import Deferred
 from bundler.render.graphviz import GraphSpec
-from bundler.render.urls import Linker, RelativeLinker
+from bundler.render.urls import EVENTS_PER_PAGE, Linker, RelativeLinker
 from bundler.verify.result import LoadedBundle, VerificationReport
 
 __all__ = ["NAV", "PER_PAGE", "STATUS_TEXT", "BuildContext", "Deferred", "Page", "Pager", "Ref",
@@ -130,6 +131,7 @@ class BuildContext:
     def memo(self, key: str, make: Callable[[], T]) -> T:
         """``make()`` once per process: a listing's pages must not each walk the bundle
         (130 artifact-index pages x 260k artifacts at 1M events)."""
+        note(*EVERYTHING)      # whole-bundle values: a page using one depends on all
         if key not in self._memo:
             self._memo[key] = make()
         return cast(T, self._memo[key])
@@ -142,6 +144,10 @@ class BuildContext:
         return self.linker.relative("../" * page_path.count("/"))
 
     def ref(self, oid: str, page_path: str) -> Ref:
+        """One read ``("ref", oid)`` for dependency records (the depth only adds "../")."""
+        return query("ref", oid, lambda: self._ref(oid, page_path))
+
+    def _ref(self, oid: str, page_path: str) -> Ref:
         depth = page_path.count("/")
         got = self._refs.get((oid, depth))
         if got is not None:
@@ -157,6 +163,25 @@ class BuildContext:
             self._refs.clear()
         self._refs[(oid, depth)] = made
         return made
+
+    def proof(self, seq: int) -> str | None:
+        """The inclusion proof of the claim at ``seq`` (a read ``("proof", seq)``)."""
+        note("proof", seq)
+        return self.proofs.get(seq)
+
+    def leaf_hex(self, seq: int) -> str:
+        """The leaf hash at position ``seq`` of the log, or "" (a read ``("leaf", seq)``)."""
+        note("leaf", seq)
+        leaves = self.bundle.leaf_hashes
+        return self.bundle.leaf_hash(seq).hex() if seq >= 0 and seq * 32 < len(leaves) else ""
+
+    def event_chunk(self, p: int) -> tuple[list[EventBase], bool]:
+        """Page ``p`` of the log (``EVENTS_PER_PAGE`` events) and whether more follow:
+        one read ``("events", p)``, whose value also covers each event's line and leaf."""
+        note("events", p)
+        events = self.bundle.events
+        return (events[p * EVENTS_PER_PAGE:(p + 1) * EVENTS_PER_PAGE],
+                (p + 1) * EVENTS_PER_PAGE < len(events))
 
     def refs(self, oids: Sequence[str], page_path: str) -> list[Ref]:
         return [self.ref(o, page_path) for o in oids]

@@ -130,9 +130,8 @@ def _claim(ctx: BuildContext, claim: ClaimEvent, status: ClaimStatus) -> Page:
         "producer": ctx.ref(claim.produced_by, path) if claim.produced_by else None,
         "stream": ctx.ref(claim.stream, path),
         "event_href": "../" + event_href(claim.seq),
-        "leaf_hash": ctx.bundle.leaf_hash(claim.seq).hex() if claim.seq * 32 < len(
-            ctx.bundle.leaf_hashes) else "",
-        "proof": ctx.proofs.get(claim.seq),
+        "leaf_hash": ctx.leaf_hex(claim.seq),
+        "proof": ctx.proof(claim.seq),
         "proof_id": "proof-" + slug(claim.id),
     }, graphs=graphs, breadcrumbs=[("Overview", "index.html"), ("Claims", "claims/index.html"),
                                    (claim.name or claim.id, None)])

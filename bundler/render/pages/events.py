@@ -92,8 +92,7 @@ def n_event_pages(ctx: BuildContext) -> int:
 
 def events_page(ctx: BuildContext, p: int) -> Page:
     """Page ``p`` (0-based) of the log: ``EVENTS_PER_PAGE`` events with their refs."""
-    events = ctx.bundle.events
-    chunk = events[p * EVENTS_PER_PAGE:(p + 1) * EVENTS_PER_PAGE]
+    chunk, more = ctx.event_chunk(p)
     path = event_page(p * EVENTS_PER_PAGE)
     rows: list[dict[str, Any]] = []
     for ev in chunk:
@@ -127,8 +126,7 @@ def events_page(ctx: BuildContext, p: int) -> Page:
         # would otherwise re-render every page of the log)
         "rows": rows, "page_no": p + 1,
         "prev": event_page((p - 1) * EVENTS_PER_PAGE).removeprefix("events/") if p else None,
-        "next": event_page((p + 1) * EVENTS_PER_PAGE).removeprefix("events/")
-        if (p + 1) * EVENTS_PER_PAGE < len(events) else None,
+        "next": event_page((p + 1) * EVENTS_PER_PAGE).removeprefix("events/") if more else None,
     }, breadcrumbs=[("Overview", "index.html"), ("Events", "events/index.html"),
                     (f"Page {p + 1}", None)])
 

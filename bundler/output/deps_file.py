@@ -1,0 +1,138 @@
+"""The per-site record of what each object page read (beside the cache manifest).
+
+One JSON line per page: where it is, which task made it, its fingerprint,
+its graph count, and the index reads it was made from with one digest over
+their values (:mod:`bundler.render.page_deps`).  Like the manifest it lives
+in the user's cache folder, never in the site, and is only a hint: a page it
+calls unchanged is still carried over only if the manifest lists the same
+fingerprint and the file still hashes to the digest written.
+
+The file is written while pages come back from the workers (memory stays
+flat at a million events) into a temporary file, and renamed into place
+only after the build's manifest is saved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from bundler.graph.tracking import Read
+from bundler.output.manifest import manifest_path
+
+DEPS_HEADER = "review-bundler page deps v1"
+
+
+@dataclass(frozen=True, slots=True)
+class DepsRecord:
+    path: str
+    kind: str
+    key: str
+    fingerprint: str
+    graphs: int
+    digest: str                 # over the values of ``reads``, in order
+    reads: tuple[Read, ...]     # sorted
+
+
+def deps_path(site: Path) -> Path:
+    return manifest_path(site).with_suffix(".deps")
+
+
+def read_deps(site: Path, salt: str) -> dict[str, DepsRecord]:
+    """The records of the site at ``site`` built with ``salt``; {} if none can be read."""
+    records: dict[str, DepsRecord] = {}
+    try:
+        with open(deps_path(site), encoding="utf-8") as fh:
+            if json.loads(fh.readline()) != [DEPS_HEADER, salt]:
+                return {}
+            for line in fh:
+                rec = _record(json.loads(line))
+                records[rec.path] = rec
+    except (OSError, ValueError, TypeError, UnicodeDecodeError):
+        return {}
+    return records
+
+
+def _record(obj: object) -> DepsRecord:
+    """A record from its JSON form; TypeError or ValueError on anything else."""
+    if not isinstance(obj, list) or len(obj) != 7:
+        raise ValueError("not a deps record")
+    path, kind, key, fp, graphs, digest, reads = obj
+    if not all(isinstance(x, str) for x in (path, kind, key, fp, digest)) or \
+            type(graphs) is not int or not isinstance(reads, list):
+        raise TypeError("not a deps record")
+    out: list[Read] = []
+    for r in reads:
+        if not isinstance(r, list) or len(r) != 2 or not isinstance(r[0], str) or \
+                type(r[1]) not in (str, int):
+            raise TypeError("not a read")
+        out.append((r[0], r[1]))
+    return DepsRecord(path, kind, key, fp, graphs, digest, tuple(out))
+
+
+class DepsWriter:
+    """Streams records into a temporary file; :meth:`commit` puts it in place.
+
+    Best effort, like the manifest: a cache folder that cannot be written
+    only costs the next build its shortcut.
+    """
+
+    def __init__(self, site: Path, salt: str) -> None:
+        self.target = deps_path(site)
+        self.tmp = self.target.with_name(f"{self.target.name}.{os.getpid()}.tmp")
+        self.salt = salt
+        self.fh: IO[str] | None = None
+        self.failed = False
+
+    def _open(self) -> IO[str] | None:
+        """Opened at the first record, after render workers were forked (a forked
+        child must not inherit a buffer it could flush into the file)."""
+        if self.fh is None and not self.failed:
+            try:
+                self.target.parent.mkdir(parents=True, exist_ok=True)
+                self.fh = open(self.tmp, "w", encoding="utf-8")  # noqa: SIM115 (see close)
+                self.fh.write(json.dumps([DEPS_HEADER, self.salt]) + "\n")
+            except OSError:
+                self.close()
+        return self.fh
+
+    def write(self, rec: DepsRecord) -> None:
+        if self._open() is None:
+            return
+        assert self.fh is not None
+        try:
+            self.fh.write(json.dumps([rec.path, rec.kind, rec.key, rec.fingerprint, rec.graphs,
+                                      rec.digest, [list(r) for r in rec.reads]]) + "\n")
+        except OSError:
+            self.close()
+
+    def commit(self) -> None:
+        """Replace the site's record with this one (call after the manifest is saved)."""
+        if self.fh is None:         # nothing recorded, or writing failed
+            forget_deps(self.target)
+            return
+        try:
+            self.fh.close()
+            self.fh = None
+            os.replace(self.tmp, self.target)
+        except OSError:
+            self.close()
+
+    def close(self) -> None:
+        """Drop the temporary file (a failed build keeps the previous record)."""
+        self.failed = True
+        if self.fh is not None:
+            with contextlib.suppress(OSError):
+                self.fh.close()
+            self.fh = None
+        with contextlib.suppress(OSError):
+            self.tmp.unlink(missing_ok=True)
+
+
+def forget_deps(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)

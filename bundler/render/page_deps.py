@@ -1,0 +1,161 @@
+"""Object pages carried over on their recorded reads, without being made again.
+
+When a log grows, most claim, artifact and phase pages do not change, yet
+finding that out by fingerprint means building each page's whole context
+first, which is most of the cost of a rebuild.  Instead each such page is
+made once while :func:`bundler.graph.tracking.recording` notes which index
+entries it read; the record keeps one digest over those entries' values.  A
+later build recomputes only those values (lookups and a few memoised queries,
+for thousands of pages in the time one context takes) and, if the digest is
+the same, carries the old file over: its inputs are the same, so its bytes
+are too.
+
+What a read's value is, for each namespace, is defined in one place,
+:meth:`PageDeps.value`; a namespace it does not know makes the page
+unrecordable (then it is simply made and fingerprinted every time).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from typing import Any
+
+from bundler.graph.paths import node_for
+from bundler.graph.tracking import EVERYTHING, Read, TrackedDict, paused
+from bundler.model.events import EventBase
+from bundler.output.cache import Encoder, Uncacheable
+from bundler.output.deps_file import DepsRecord
+from bundler.render.pages.artifacts import few_artifacts
+from bundler.render.pages.base import BuildContext
+from bundler.render.pages.plan import PageTask
+
+#: Pages made from lookups, so their reads say what they depend on: one object's
+#: page, and a page of the log.  Listings, audit queries and the overview read
+#: whole collections.
+TRACKED_KINDS = frozenset({"claim", "artifact", "phase", "events"})
+#: Value tokens of reads kept per process (then the memo starts over).
+MEMO_SIZE = 200_000
+
+#: Index mappings by the type of their values: events, lists of events, ids, lists of ids.
+_EVENT_MAPS = frozenset({"by_id", "streams", "individuals", "claims", "operators",
+                         "redactions", "trace_records", "evidence_nodes", "workflow_nodes"})
+_EVENTS_MAPS = frozenset({"fitness_by_target", "edges_out", "edges_in", "archives",
+                          "archive_memberships"})
+_ID_MAPS = frozenset({"node_of_record", "node_of_individual", "workflow_of_node"})
+_IDS_MAPS = frozenset({"children", "used_by", "superseded_by", "derived_claims", "cited_by",
+                       "applied_by"})
+_MAPS = _EVENT_MAPS | _EVENTS_MAPS | _ID_MAPS | _IDS_MAPS
+
+
+def _order(read: Read) -> tuple[str, bool, Any]:
+    return read[0], isinstance(read[1], int), read[1]
+
+
+def _text(*parts: object) -> str:
+    """An injective text of a few values (each length-prefixed)."""
+    return "".join(f"{len(s)}:{s}" for s in map(str, parts))
+
+
+class PageDeps:
+    """Records the reads of pages being made and judges the records of the last build."""
+
+    def __init__(self, ctx: BuildContext, encoder: Encoder,
+                 previous: dict[str, DepsRecord]) -> None:
+        self.ctx = ctx
+        self.encoder = encoder
+        self.previous = previous
+        self._memo: dict[Read, str] = {}
+        self._event_key = encoder.event_key
+
+    def _event(self, ev: EventBase) -> str:
+        """An event by the leaf hash of its line (which commits to all of it)."""
+        key = self._event_key(ev) if self._event_key is not None else None
+        return key.hex() if key is not None else self.encoder.encode(ev)
+
+    def token(self, read: Read) -> str:
+        """A text that changes whenever what ``read`` returns in this build changes
+        (raises :class:`Uncacheable` for a read it cannot value)."""
+        ns, key = read
+        ctx, idx = self.ctx, self.ctx.idx
+        if read == EVERYTHING:
+            raise Uncacheable("a page that reads a whole collection")
+        if ns in ("leaf", "proof", "events"):
+            if type(key) is not int:
+                raise Uncacheable(f"a {ns} read with a key that is not a position")
+            if ns == "events":
+                return self._events(key)
+            return ctx.leaf_hex(key) if ns == "leaf" else repr(ctx.proofs.get(key))
+        if type(key) is not str:
+            raise Uncacheable(f"a {ns} read with a key that is not a string")
+        mapping = getattr(idx, ns, None) if ns in _MAPS else None
+        if isinstance(mapping, TrackedDict):
+            if not dict.__contains__(mapping, key):
+                return "-"
+            value = dict.__getitem__(mapping, key)
+            if ns in _EVENT_MAPS:
+                return self._event(value)
+            if ns in _EVENTS_MAPS:
+                return ",".join(map(self._event, value))
+            return self.encoder.encode(value)
+        if ns == "ref":
+            r = ctx.ref(key, "")
+            return _text(r.id, r.label, r.kind, r.href, r.state)
+        if ns == "node":
+            n = node_for(idx, key)
+            return _text(n.id, n.kind, n.label, n.state)
+        if ns == "status":
+            claim = dict.get(idx.claims, key)
+            return idx.claim_status(claim).value if claim is not None else "-"
+        if ns == "payloads":
+            return self.encoder.encode(ctx.bundle.payloads.get(key))
+        if ns == "few-artifacts":
+            return str(few_artifacts(idx))
+        raise Uncacheable(f"no value is known for reads of {ns!r}")
+
+    def _events(self, p: int) -> str:
+        """Page ``p`` of the log: its events, their lines and leaves, and whether more
+        follow (what :meth:`BuildContext.event_chunk` stands for)."""
+        with paused():
+            chunk, more = self.ctx.event_chunk(p)
+        lines = self.ctx.bundle.event_lines
+        return ",".join(f"{self._event(ev)}@{lines.get(ev.seq)}/{self.ctx.leaf_hex(ev.seq)}"
+                        for ev in chunk) + f";{more}"
+
+    def digest(self, reads: Iterable[Read]) -> str:
+        """One digest over the values of ``reads`` (already sorted)."""
+        h = hashlib.sha256()
+        memo = self._memo
+        with paused():
+            for read in reads:
+                t = memo.get(read)
+                if t is None:
+                    t = self.token(read)
+                    if len(memo) >= MEMO_SIZE:
+                        memo.clear()
+                    memo[read] = t
+                h.update(f"{len(t)}:{t}".encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    def record(self, task: PageTask, fingerprint: str, graphs: int,
+               reads: set[Read]) -> DepsRecord | None:
+        """The record of a page just made from ``reads``; None if it cannot be judged."""
+        if not fingerprint or EVERYTHING in reads or \
+                any(type(k) not in (str, int) for _, k in reads):
+            return None
+        ordered = tuple(sorted(reads, key=_order))
+        try:
+            digest = self.digest(ordered)
+        except Uncacheable:
+            return None
+        return DepsRecord(task.path, task.kind, task.key, fingerprint, graphs, digest, ordered)
+
+    def unchanged(self, task: PageTask) -> DepsRecord | None:
+        """The last build's record of ``task`` if every read it made gives the same value."""
+        rec = self.previous.get(task.path)
+        if rec is None or rec.kind != task.kind or rec.key != task.key:
+            return None
+        try:
+            return rec if self.digest(rec.reads) == rec.digest else None
+        except Uncacheable:
+            return None

@@ -1,0 +1,309 @@
+"""Pages carried over on their recorded reads must be exactly what a cold build makes.
+
+Each scenario appends a few events that reach back into the log (a verdict on
+an old claim, an edge between old objects, a redaction of an old payload,
+...) and checks three things:
+
+* the rebuilt site equals a cold build of the grown bundle, file for file;
+* every page carried over on its reads would have had the same fingerprint
+  had it been made (a stricter check than equal bytes: same inputs);
+* the shortcut was really taken (most object pages carried over), and the
+  pages that the appended events touch were not carried over.
+"""
+
+from __future__ import annotations
+
+import calendar
+import shutil
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bundler.author import BundleWriter
+from bundler.graph.index import BundleIndex, build_index
+from bundler.model.events import ClaimEvent, IndividualEvent
+from bundler.output.deps_file import deps_path
+from bundler.render import chunks
+from bundler.render import page_deps as page_deps_mod
+from bundler.render.chunks import RenderJob
+from bundler.render.pages import artifacts as artifacts_mod
+from bundler.render.pages.plan import PageTask
+from bundler.render.urls import artifact_href, claim_href
+from bundler.synth import START, SyntheticClock, generate, synthetic_signer
+from bundler.verify import VerifyOptions, verify_bundle
+from bundler.verify.result import PayloadState
+
+from .conftest import SEED, build, tree
+
+
+@pytest.fixture(scope="module")
+def base(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return generate(tmp_path_factory.mktemp("deps") / "b1k", events=1000, seed=SEED)
+
+
+@dataclass
+class Old:
+    """Objects of the base bundle that the scenarios reach back to."""
+
+    run: str
+    stream: str
+    claim: ClaimEvent            # has evidence and bindings
+    artifact: IndividualEvent    # not a claim, with a verified payload, cited by a claim
+    other: IndividualEvent       # another plain artifact
+    evidence_node: str
+    workflow_node: str
+    trace: str
+
+
+def _old(bundle: Path) -> Old:
+    with ExitStack() as stack:
+        report = verify_bundle(bundle, VerifyOptions(), stack=stack)
+        idx: BundleIndex = build_index(report.bundle)
+        claim = next(c for c in idx.claims.values() if c.evidence and c.bindings)
+        plain = [i for i in idx.individuals.values() if not isinstance(i, ClaimEvent)]
+        art = next(i for i in plain if i.payload is not None and i.id in idx.cited_by
+                   and idx.payload_state(i) is PayloadState.VERIFIED)
+        other = next(i for i in plain if i.id != art.id and i.id not in idx.cited_by)
+        return Old(run=idx.runs[0].id, stream=claim.stream, claim=claim, artifact=art,
+                   other=other, evidence_node=next(iter(idx.evidence_nodes)),
+                   workflow_node=next(iter(idx.workflow_nodes)),
+                   trace=next(iter(idx.trace_records)))
+
+
+def _grown(base: Path, dst: Path, touch: Callable[[BundleWriter, Old], None]) -> Path:
+    shutil.copytree(base, dst)
+    old = _old(base)
+    lines = (dst / "events.jsonl").read_bytes().splitlines()
+    last = calendar.timegm(time.strptime(lines[-1].split(b'"time":"')[1][:20].decode(),
+                                         "%Y-%m-%dT%H:%M:%SZ"))
+    clock = SyntheticClock()
+    clock.offset = last - calendar.timegm(time.strptime(START, "%Y-%m-%dT%H:%M:%SZ")) + 2
+    with BundleWriter.open(dst, signer=synthetic_signer(SEED), clock=clock) as w:
+        touch(w, old)
+    return dst
+
+
+def _fit(w: BundleWriter, o: Old, target: str, **kw: object) -> None:
+    w.append("fitness", id=f"t-fit-{target}", run=o.run, stream=o.stream, target=target,
+             evaluator={"name": "late-checker", "version": "2"}, **kw)
+
+
+def _verdict_on_claim(w: BundleWriter, o: Old) -> None:
+    _fit(w, o, o.claim.id, verdict="contradicted", note="checked again")
+
+
+def _fitness_on_artifact(w: BundleWriter, o: Old) -> None:
+    _fit(w, o, o.artifact.id, passed=False, score=0.1, metric="acc")
+
+
+def _claim_cites_old(w: BundleWriter, o: Old) -> None:
+    w.append("claim", id="t-claim", run=o.run, stream=o.stream, name="late claim",
+             text="A late claim about an old artifact.", evidence=[o.other.id],
+             bindings=[{"evidence": o.other.id, "field": "x", "value": 1}])
+
+
+def _operator_uses_old(w: BundleWriter, o: Old) -> None:
+    w.append("operator", id="t-op", run=o.run, stream=o.stream, op="mutate",
+             parents=[o.other.id, o.artifact.id])
+    w.append("individual", id="t-child", run=o.run, stream=o.stream, kind="program",
+             name="late child", produced_by="t-op")
+
+
+def _supersedes_old(w: BundleWriter, o: Old) -> None:
+    w.append("individual", id="t-v2", run=o.run, stream=o.stream, kind=o.other.kind,
+             name=o.other.name, version=o.other.version + 1, supersedes=o.other.id)
+
+
+def _derived_claims(w: BundleWriter, o: Old) -> None:
+    c = o.claim
+    w.append("claim", id="t-same", run=o.run, stream=o.stream, name=c.name, text=c.text,
+             evidence=c.evidence, bindings=[b.model_dump(mode="json") for b in c.bindings],
+             derived_from=[c.id])
+    w.append("claim", id="t-edited", run=o.run, stream=o.stream, name=c.name,
+             text=c.text + " (edited)", evidence=c.evidence, derived_from=[c.id])
+
+
+def _edge_between_old(w: BundleWriter, o: Old) -> None:
+    w.append("edge", id="t-edge", run=o.run, stream=o.stream, relation="supports",
+             source=o.other.id, target=o.claim.id, provenance="inferred",
+             inferred_by="late-tracer", confidence=0.7, rationale="looks related")
+
+
+def _archive_old(w: BundleWriter, o: Old) -> None:
+    w.append("archive", id="t-arch", run=o.run, stream=o.stream, archive="late-archive",
+             action="add", member=o.artifact.id, reason="kept late")
+
+
+def _redact_old(w: BundleWriter, o: Old) -> None:
+    assert o.artifact.payload is not None
+    w.redact(o.artifact.payload.digest, reason="found a secret late", authority="sec",
+             run=o.run, stream=o.stream)
+
+
+def _group_old(w: BundleWriter, o: Old) -> None:
+    w.append("evidence_node", id="t-node", run=o.run, stream=o.stream, node_type="artifact",
+             category="result", label="late grouping", records=[o.trace],
+             individual=o.other.id)
+    w.append("workflow_node", id="t-wf", run=o.run, stream=o.stream, phase="validate",
+             label="late phase", members=["t-node", o.evidence_node])
+
+
+SCENARIOS: dict[str, Callable[[BundleWriter, Old], None]] = {
+    "verdict-on-claim": _verdict_on_claim,
+    "fitness-on-artifact": _fitness_on_artifact,
+    "claim-cites-old": _claim_cites_old,
+    "operator-uses-old": _operator_uses_old,
+    "supersedes-old": _supersedes_old,
+    "derived-claims": _derived_claims,
+    "edge-between-old": _edge_between_old,
+    "archive-old": _archive_old,
+    "redact-old": _redact_old,
+    "group-old": _group_old,
+}
+
+#: Pages each scenario must make again (not carry over on their reads).
+TOUCHED: dict[str, Callable[[Old], list[str]]] = {
+    "verdict-on-claim": lambda o: [claim_href(o.claim.id)],
+    "fitness-on-artifact": lambda o: [artifact_href(o.artifact.id)],
+    "claim-cites-old": lambda o: [artifact_href(o.other.id)],
+    "operator-uses-old": lambda o: [artifact_href(o.other.id), artifact_href(o.artifact.id)],
+    "supersedes-old": lambda o: [artifact_href(o.other.id)],
+    "derived-claims": lambda o: [claim_href(o.claim.id)],
+    "edge-between-old": lambda o: [claim_href(o.claim.id)],
+    "archive-old": lambda o: [artifact_href(o.artifact.id)],
+    "redact-old": lambda o: [artifact_href(o.artifact.id)],
+    "group-old": lambda o: [],
+}
+
+
+class Carried:
+    """Every page carried over on its reads, each checked against making it anyway."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.paths: list[str] = []
+        self.made: list[str] = []
+        self.mismatched: list[str] = []
+        real_unchanged = page_deps_mod.PageDeps.unchanged
+        real_make = chunks.make_page
+        carried = self
+
+        def unchanged(deps: page_deps_mod.PageDeps, task: PageTask) -> object:
+            record = real_unchanged(deps, task)
+            if record is not None:
+                carried.paths.append(task.path)
+                job = _JOBS[-1]
+                page = real_make(deps.ctx, task)
+                fp, _ = chunks._fingerprint(job, page)
+                if fp != record.fingerprint:
+                    carried.mismatched.append(task.path)
+            return record
+
+        def making(ctx: object, task: PageTask) -> object:
+            carried.made.append(task.path)
+            return real_make(ctx, task)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(page_deps_mod.PageDeps, "unchanged", unchanged)
+        monkeypatch.setattr(chunks, "make_page", making)
+
+
+_JOBS: list[RenderJob] = []
+
+
+@pytest.fixture()
+def carried(monkeypatch: pytest.MonkeyPatch) -> Iterator[Carried]:
+    """In-process builds only (``jobs=1``): the checks run where the pages are made."""
+    real_post_init = RenderJob.__post_init__
+
+    def post_init(job: RenderJob) -> None:
+        _JOBS.append(job)
+        real_post_init(job)
+
+    monkeypatch.setattr(RenderJob, "__post_init__", post_init)
+    yield Carried(monkeypatch)
+    _JOBS.clear()
+
+
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_grown_log_touching_old_objects_matches_a_cold_build(
+        name: str, base: Path, tmp_path: Path, carried: Carried) -> None:
+    grown = _grown(base, tmp_path / "grown", SCENARIOS[name])
+    site = tmp_path / "site"
+    build(base, site)
+    assert deps_path(site).is_file()
+    carried.paths.clear()
+    carried.made.clear()
+    warm = build(grown, site)
+    fresh = tmp_path / "fresh"
+    build(grown, fresh, incremental=False)
+    assert tree(site) == tree(fresh)
+    assert carried.mismatched == []
+    # the shortcut is taken for most object pages ...
+    assert len(carried.paths) > warm.pages / 2
+    # ... and not for the pages these events change
+    touched = TOUCHED[name](_old(base))
+    assert touched == [p for p in touched if p in carried.made]
+    assert not set(touched) & set(carried.paths)
+
+
+def test_lineage_graph_threshold_crossed_by_one_artifact(
+        base: Path, tmp_path: Path, carried: Carried,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether artifacts get lineage graphs depends on how many there are: one read
+    for every artifact page, which one appended artifact can flip."""
+    with ExitStack() as stack:
+        idx = build_index(verify_bundle(base, VerifyOptions(), stack=stack).bundle)
+        n = sum(1 for i in idx.individuals.values() if not isinstance(i, ClaimEvent))
+    monkeypatch.setattr(artifacts_mod, "LINEAGE_GRAPH_ARTIFACTS", n)
+    grown = _grown(base, tmp_path / "grown", _supersedes_old)
+    site = tmp_path / "site"
+    build(base, site)
+    build(grown, site)
+    fresh = tmp_path / "fresh"
+    build(grown, fresh, incremental=False)
+    assert tree(site) == tree(fresh)
+    assert carried.mismatched == []
+    assert not any(p.startswith("artifacts/") for p in carried.paths)
+
+
+def test_forked_workers_carry_pages_over_too(base: Path, tmp_path: Path) -> None:
+    grown = _grown(base, tmp_path / "grown", _verdict_on_claim)
+    site = tmp_path / "site"
+    build(base, site, jobs=2)
+    warm = build(grown, site, jobs=2)
+    fresh = tmp_path / "fresh"
+    build(grown, fresh, incremental=False)
+    assert tree(site) == tree(fresh)
+    assert warm.reused > warm.pages / 2
+
+
+def test_event_log_page_is_made_again_when_the_log_grows_past_it(
+        base: Path, tmp_path: Path, carried: Carried) -> None:
+    """1,000 events fill two log pages exactly: an appended event adds a third, and
+    the second gains a "next" link."""
+    grown = _grown(base, tmp_path / "grown", _archive_old)
+    site = tmp_path / "site"
+    build(base, site)
+    build(grown, site)
+    assert "events/page-0001.html" in carried.paths
+    assert "events/page-0002.html" in carried.made
+    fresh = tmp_path / "fresh"
+    build(grown, fresh, incremental=False)
+    assert tree(site) == tree(fresh)
+
+
+def test_damaged_deps_record_only_costs_the_shortcut(
+        base: Path, tmp_path: Path, carried: Carried) -> None:
+    grown = _grown(base, tmp_path / "grown", _verdict_on_claim)
+    site = tmp_path / "site"
+    build(base, site)
+    path = deps_path(site)
+    path.write_text(path.read_text()[:-200] + "garbage\n")
+    build(grown, site)
+    assert carried.paths == []
+    fresh = tmp_path / "fresh"
+    build(grown, fresh, incremental=False)
+    assert tree(site) == tree(fresh)

@@ -1,0 +1,63 @@
+"""The page records file: round trip, and anything unreadable means no records."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from bundler.output.deps_file import DepsRecord, DepsWriter, deps_path, read_deps
+
+
+@pytest.fixture(autouse=True)
+def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REVIEW_BUNDLER_CACHE_DIR", str(tmp_path / "cache"))
+
+
+REC = DepsRecord("claims/c-1.html", "claim", "c\u20001\ud800", "f" * 64, 2, "d" * 64,
+                 (("by_id", "c\u20001\ud800"), ("leaf", 7), ("ref", "x")))
+
+
+def _written(site: Path, salt: str = "s") -> None:
+    w = DepsWriter(site, salt)
+    w.write(REC)
+    w.commit()
+
+
+def test_records_round_trip_with_any_id(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _written(site)
+    assert read_deps(site, "s") == {REC.path: REC}
+    assert list(deps_path(site).parent.glob("*.tmp")) == []
+
+
+def test_another_salt_or_a_damaged_file_gives_no_records(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _written(site)
+    assert read_deps(site, "other") == {}
+    path = deps_path(site)
+    good = path.read_text()
+    for bad in (good + "[1, 2]\n", good + "not json\n",
+                good.replace('"leaf", 7', '"leaf", 7.5'),
+                good.replace('"leaf", 7', '"leaf", null'), ""):
+        path.write_text(bad)
+        assert read_deps(site, "s") == {}, bad
+    assert read_deps(tmp_path / "never-built", "s") == {}
+
+
+def test_an_unfinished_writer_keeps_the_previous_records(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _written(site)
+    w = DepsWriter(site, "s")
+    w.write(DepsRecord("other.html", "events", "3", "e" * 64, 0, "d" * 64, ()))
+    w.close()                     # the build failed: nothing is committed
+    assert read_deps(site, "s") == {REC.path: REC}
+    assert json.loads(deps_path(site).read_text().splitlines()[0])[1] == "s"
+
+
+def test_a_writer_with_nothing_recorded_drops_the_old_records(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _written(site)
+    DepsWriter(site, "s").commit()
+    assert not deps_path(site).exists()
