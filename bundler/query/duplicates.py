@@ -27,6 +27,8 @@ import hashlib
 import heapq
 import re
 import zlib
+from itertools import repeat
+from operator import add, and_, mul
 
 from bundler.graph.index import BundleIndex
 from bundler.model.events import IndividualEvent
@@ -186,11 +188,17 @@ def _shingles(h: list[int]) -> frozenset[int]:
     their column of x values but not their y values do not look alike."""
     if len(h) < SHINGLE:
         return frozenset(h)
-    return frozenset(map(_mix, h, h[1:], h[2:]))
+    # _mix over every trigram, as maps of C functions (a texts has thousands)
+    mixed = map(add, map(add, map(mul, h, repeat(_K1)), map(mul, h[1:], repeat(_K2))), h[2:])
+    return frozenset(map(and_, mixed, repeat(_MASK)))
+
+
+_K1, _K2, _MASK = 0x9E3779B1, 0x85EBCA77, 0xFFFFFFFFFFFF
 
 
 def _mix(a: int, b: int, c: int) -> int:
-    return (a * 0x9E3779B1 + b * 0x85EBCA77 + c) & 0xFFFFFFFFFFFF
+    """The hash of one token trigram (what :func:`_shingles` computes for each)."""
+    return (a * _K1 + b * _K2 + c) & _MASK
 
 
 def _similar(texts: dict[str, _Text], norm_group: dict[str, str]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from typing import Any
 
 import pytest
@@ -236,3 +237,13 @@ def test_registry_usage_errors(mini: Mini) -> None:
         run_query(idx, "near-duplicates", "x")
     with pytest.raises(UsageError, match="introduced-by needs an argument"):
         run_query(idx, "introduced-by")
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 50, 2000])
+def test_shingles_are_the_trigram_hash_of_every_window(n: int) -> None:
+    """The fast form of the shingle set is exactly ``_mix`` over each token trigram."""
+    from bundler.query.duplicates import _mix, _shingles
+    rng = random.Random(n)
+    h = [rng.getrandbits(32) for _ in range(n)]
+    want = frozenset(h) if n < 3 else frozenset(_mix(*h[i:i + 3]) for i in range(n - 2))
+    assert _shingles(h) == want
