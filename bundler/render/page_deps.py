@@ -99,7 +99,9 @@ class PageDeps:
                 return ",".join(map(self._event, value))
             return self.encoder.encode(value)
         if ns == "ref":
-            r = ctx.ref(key, "")
+            # as from a page one folder deep, like every tracked page (the page's own
+            # depth only adds "../"): the ref the page made is then still memoised
+            r = ctx.ref(key, "x/x")
             return _text(r.id, r.label, r.kind, r.href, r.state)
         if ns == "node":
             n = node_for(idx, key)

@@ -13,8 +13,9 @@ the inputs (every bundle byte, the options, the code) are those of the last
 build, the old site is carried over and verification is skipped; when
 nothing the site is made from changed, every old file is carried over
 without building a page; otherwise every page whose own inputs are unchanged
-is reused (object pages on their recorded reads, without being made).  Whatever is carried over is re-hashed first, and the result is
-byte-identical to a cold build.
+is reused (object pages on their recorded reads, without being made).
+Whatever is carried over is re-hashed first, and the result is byte-identical
+to a cold build.
 """
 
 from __future__ import annotations
