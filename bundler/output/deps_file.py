@@ -25,6 +25,9 @@ from bundler.graph.tracking import Read
 from bundler.output.manifest import manifest_path
 
 DEPS_HEADER = "review-bundler page deps v1"
+#: A larger record is not read (about 200k pages): holding it would cost more memory
+#: than a million-event build can spare, and fingerprints still find unchanged pages.
+MAX_DEPS_BYTES = 256 << 20
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +49,10 @@ def read_deps(site: Path, salt: str) -> dict[str, DepsRecord]:
     """The records of the site at ``site`` built with ``salt``; {} if none can be read."""
     records: dict[str, DepsRecord] = {}
     try:
-        with open(deps_path(site), encoding="utf-8") as fh:
+        path = deps_path(site)
+        if path.stat().st_size > MAX_DEPS_BYTES:
+            return {}
+        with open(path, encoding="utf-8") as fh:
             if json.loads(fh.readline()) != [DEPS_HEADER, salt]:
                 return {}
             for line in fh:

@@ -34,8 +34,8 @@ from bundler.render.pages.plan import PageTask
 #: page, and a page of the log.  Listings, audit queries and the overview read
 #: whole collections.
 TRACKED_KINDS = frozenset({"claim", "artifact", "phase", "events"})
-#: Value tokens of reads kept per process (then the memo starts over).
-MEMO_SIZE = 200_000
+#: Value tokens of reads kept per process (then the memo starts over): about 10 MB.
+MEMO_SIZE = 50_000
 
 #: Index mappings by the type of their values: events, lists of events, ids, lists of ids.
 _EVENT_MAPS = frozenset({"by_id", "streams", "individuals", "claims", "operators",

@@ -61,3 +61,12 @@ def test_a_writer_with_nothing_recorded_drops_the_old_records(tmp_path: Path) ->
     _written(site)
     DepsWriter(site, "s").commit()
     assert not deps_path(site).exists()
+
+
+def test_an_oversized_record_is_not_read(tmp_path: Path,
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    _written(site)
+    from bundler.output import deps_file
+    monkeypatch.setattr(deps_file, "MAX_DEPS_BYTES", deps_path(site).stat().st_size - 1)
+    assert read_deps(site, "s") == {}
