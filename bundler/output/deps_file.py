@@ -15,9 +15,9 @@ only after the build's manifest is saved.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
@@ -30,7 +30,7 @@ DEPS_HEADER = "review-bundler page deps v1"
 MAX_DEPS_BYTES = 256 << 20
 
 
-@dataclass(frozen=True, slots=True)
+@dataclasses.dataclass(frozen=True, slots=True)
 class DepsRecord:
     path: str
     kind: str
@@ -39,6 +39,8 @@ class DepsRecord:
     graphs: int
     digest: str                 # over the values of ``reads``, in order
     reads: tuple[Read, ...]     # sorted
+    #: the JSON line it was read from, written again as it is when the record is kept
+    line: str = dataclasses.field(default="", compare=False, repr=False)
 
 
 def deps_path(site: Path) -> Path:
@@ -56,14 +58,14 @@ def read_deps(site: Path, salt: str) -> dict[str, DepsRecord]:
             if json.loads(fh.readline()) != [DEPS_HEADER, salt]:
                 return {}
             for line in fh:
-                rec = _record(json.loads(line))
+                rec = _record(json.loads(line), line.rstrip("\n"))
                 records[rec.path] = rec
     except (OSError, ValueError, TypeError, UnicodeDecodeError):
         return {}
     return records
 
 
-def _record(obj: object) -> DepsRecord:
+def _record(obj: object, line: str) -> DepsRecord:
     """A record from its JSON form; TypeError or ValueError on anything else."""
     if not isinstance(obj, list) or len(obj) != 7:
         raise ValueError("not a deps record")
@@ -77,7 +79,7 @@ def _record(obj: object) -> DepsRecord:
                 type(r[1]) not in (str, int):
             raise TypeError("not a read")
         out.append((r[0], r[1]))
-    return DepsRecord(path, kind, key, fp, graphs, digest, tuple(out))
+    return DepsRecord(path, kind, key, fp, graphs, digest, tuple(out), line)
 
 
 class DepsWriter:
@@ -111,8 +113,9 @@ class DepsWriter:
             return
         assert self.fh is not None
         try:
-            self.fh.write(json.dumps([rec.path, rec.kind, rec.key, rec.fingerprint, rec.graphs,
-                                      rec.digest, [list(r) for r in rec.reads]]) + "\n")
+            self.fh.write((rec.line or json.dumps([
+                rec.path, rec.kind, rec.key, rec.fingerprint, rec.graphs, rec.digest,
+                [list(r) for r in rec.reads]])) + "\n")
         except OSError:
             self.close()
 

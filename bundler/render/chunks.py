@@ -100,6 +100,9 @@ class PageResult:
     facts: dict[str, Any]
     #: what the page read, for the next build (object pages only; see page_deps)
     deps: DepsRecord | None = None
+    #: carried over on the previous build's record, which stays valid as it is
+    #: (the builder has it already: it is not sent back from a worker)
+    deps_kept: bool = False
 
 
 #: The job a forked worker inherited (set by the builder just before forking).
@@ -174,7 +177,8 @@ def start_tasks(job: RenderJob, tasks: list[PageTask]) -> ChunkWork:
         deps = job.deps if task.kind in TRACKED_KINDS else None
         record = deps.unchanged(task) if deps is not None else None
         if record is not None and (carried := _reuse(job, task.path, record.fingerprint,
-                                                     record.graphs, {}, record)) is not None:
+                                                     record.graphs, {}, None)) is not None:
+            carried = dataclasses.replace(carried, deps_kept=True)
             results[i] = carried
             pages.append(None)
             fps.append(record.fingerprint)

@@ -256,6 +256,8 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
             if result.deps is not None and records is not None:
                 records.write(result.deps)      # streamed: results stay small
                 result = dataclasses.replace(result, deps=None)
+            elif result.deps_kept and records is not None and deps is not None:
+                records.write(deps.previous[result.path])
             results.append(result)
             if len(results) % 200 == 0:
                 _progress(opts, "pages", len(results), total)

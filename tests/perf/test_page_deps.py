@@ -307,3 +307,19 @@ def test_damaged_deps_record_only_costs_the_shortcut(
     fresh = tmp_path / "fresh"
     build(grown, fresh, incremental=False)
     assert tree(site) == tree(fresh)
+
+
+def test_records_of_carried_pages_serve_the_next_build_too(
+        base: Path, tmp_path: Path, carried: Carried) -> None:
+    once = _grown(base, tmp_path / "once", _archive_old)
+    twice = _grown(once, tmp_path / "twice", _fitness_on_artifact)
+    site = tmp_path / "site"
+    build(base, site)
+    first = build(once, site)
+    carried.paths.clear()
+    build(twice, site)
+    assert len(carried.paths) > first.pages / 2
+    fresh = tmp_path / "fresh"
+    build(twice, fresh, incremental=False)
+    assert tree(site) == tree(fresh)
+    assert carried.mismatched == []
