@@ -1,6 +1,7 @@
 """The per-site record of what each object page read (beside the cache manifest).
 
-One JSON line per page: where it is, which task made it, its fingerprint,
+One line per page: its path, a tab, then in JSON the path again, the task
+that made it, its fingerprint,
 its graph count, and the index reads it was made from with one digest over
 their values (:mod:`bundler.render.page_deps`).  Like the manifest it lives
 in the user's cache folder, never in the site, and is only a hint: a page it
@@ -24,7 +25,7 @@ from typing import IO
 from bundler.graph.tracking import Read
 from bundler.output.manifest import manifest_path
 
-DEPS_HEADER = "review-bundler page deps v1"
+DEPS_HEADER = "review-bundler page deps v2"
 #: A larger record is not read (about 200k pages): holding it would cost more memory
 #: than a million-event build can spare, and fingerprints still find unchanged pages.
 MAX_DEPS_BYTES = 256 << 20
@@ -39,7 +40,7 @@ class DepsRecord:
     graphs: int
     digest: str                 # over the values of ``reads``, in order
     reads: tuple[Read, ...]     # sorted
-    #: the JSON line it was read from, written again as it is when the record is kept
+    #: the line it was read from, written again as it is when the record is kept
     line: str = dataclasses.field(default="", compare=False, repr=False)
 
 
@@ -47,9 +48,15 @@ def deps_path(site: Path) -> Path:
     return manifest_path(site).with_suffix(".deps")
 
 
-def read_deps(site: Path, salt: str) -> dict[str, DepsRecord]:
-    """The records of the site at ``site`` built with ``salt``; {} if none can be read."""
-    records: dict[str, DepsRecord] = {}
+def read_deps(site: Path, salt: str) -> dict[str, str]:
+    """The record lines of the site at ``site`` built with ``salt``, by page path;
+    {} if the file cannot be read.
+
+    Lines are ``path TAB json`` and only split here: each is parsed by
+    :func:`parse_record` when its page comes up, in the worker that renders
+    it, instead of all of them up front in the builder.
+    """
+    lines: dict[str, str] = {}
     try:
         path = deps_path(site)
         if path.stat().st_size > MAX_DEPS_BYTES:
@@ -58,28 +65,35 @@ def read_deps(site: Path, salt: str) -> dict[str, DepsRecord]:
             if json.loads(fh.readline()) != [DEPS_HEADER, salt]:
                 return {}
             for line in fh:
-                rec = _record(json.loads(line), line.rstrip("\n"))
-                records[rec.path] = rec
-    except (OSError, ValueError, TypeError, UnicodeDecodeError):
+                page, tab, _ = line.partition("\t")
+                if not tab:
+                    return {}
+                lines[page] = line.rstrip("\n")
+    except (OSError, ValueError, UnicodeDecodeError):
         return {}
-    return records
+    return lines
 
 
-def _record(obj: object, line: str) -> DepsRecord:
-    """A record from its JSON form; TypeError or ValueError on anything else."""
+def parse_record(line: str) -> DepsRecord | None:
+    """The record on one line of :func:`read_deps`, or None if it is not one."""
+    page, _, text = line.partition("\t")
+    try:
+        obj = json.loads(text)
+    except ValueError:
+        return None
     if not isinstance(obj, list) or len(obj) != 7:
-        raise ValueError("not a deps record")
+        return None
     path, kind, key, fp, graphs, digest, reads = obj
-    if not all(isinstance(x, str) for x in (path, kind, key, fp, digest)) or \
+    if path != page or not all(isinstance(x, str) for x in (kind, key, fp, digest)) or \
             type(graphs) is not int or not isinstance(reads, list):
-        raise TypeError("not a deps record")
+        return None
     out: list[Read] = []
     for r in reads:
         if not isinstance(r, list) or len(r) != 2 or not isinstance(r[0], str) or \
                 type(r[1]) not in (str, int):
-            raise TypeError("not a read")
+            return None
         out.append((r[0], r[1]))
-    return DepsRecord(path, kind, key, fp, graphs, digest, tuple(out), line)
+    return DepsRecord(page, kind, key, fp, graphs, digest, tuple(out), line)
 
 
 class DepsWriter:
@@ -108,12 +122,16 @@ class DepsWriter:
                 self.close()
         return self.fh
 
+    def write_line(self, line: str) -> None:
+        """A record kept from the previous build, as :func:`read_deps` returned it."""
+        self.write(DepsRecord("", "", "", "", 0, "", (), line))
+
     def write(self, rec: DepsRecord) -> None:
         if self._open() is None:
             return
         assert self.fh is not None
         try:
-            self.fh.write((rec.line or json.dumps([
+            self.fh.write((rec.line or rec.path + "\t" + json.dumps([
                 rec.path, rec.kind, rec.key, rec.fingerprint, rec.graphs, rec.digest,
                 [list(r) for r in rec.reads]])) + "\n")
         except OSError:

@@ -25,7 +25,7 @@ from bundler.graph.paths import node_for
 from bundler.graph.tracking import EVERYTHING, Read, TrackedDict, paused
 from bundler.model.events import EventBase
 from bundler.output.cache import Encoder, Uncacheable
-from bundler.output.deps_file import DepsRecord
+from bundler.output.deps_file import DepsRecord, parse_record
 from bundler.render.pages.artifacts import few_artifacts
 from bundler.render.pages.base import BuildContext
 from bundler.render.pages.plan import PageTask
@@ -61,7 +61,7 @@ class PageDeps:
     """Records the reads of pages being made and judges the records of the last build."""
 
     def __init__(self, ctx: BuildContext, encoder: Encoder,
-                 previous: dict[str, DepsRecord]) -> None:
+                 previous: dict[str, str]) -> None:
         self.ctx = ctx
         self.encoder = encoder
         self.previous = previous
@@ -154,7 +154,8 @@ class PageDeps:
 
     def unchanged(self, task: PageTask) -> DepsRecord | None:
         """The last build's record of ``task`` if every read it made gives the same value."""
-        rec = self.previous.get(task.path)
+        line = self.previous.get(task.path)
+        rec = parse_record(line) if line is not None else None
         if rec is None or rec.kind != task.kind or rec.key != task.key:
             return None
         try:

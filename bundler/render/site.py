@@ -257,7 +257,7 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
                 records.write(result.deps)      # streamed: results stay small
                 result = dataclasses.replace(result, deps=None)
             elif result.deps_kept and records is not None and deps is not None:
-                records.write(deps.previous[result.path])
+                records.write_line(deps.previous[result.path])
             results.append(result)
             if len(results) % 200 == 0:
                 _progress(opts, "pages", len(results), total)

@@ -4,10 +4,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from bundler.output.deps_file import DepsRecord, DepsWriter, deps_path, read_deps
+from bundler.output.deps_file import (
+    DepsRecord,
+    DepsWriter,
+    deps_path,
+    parse_record,
+    read_deps,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -25,11 +32,25 @@ def _written(site: Path, salt: str = "s") -> None:
     w.commit()
 
 
+def _records(site: Path, salt: str = "s") -> dict[str, DepsRecord | None]:
+    return {path: parse_record(line) for path, line in read_deps(site, salt).items()}
+
+
 def test_records_round_trip_with_any_id(tmp_path: Path) -> None:
     site = tmp_path / "site"
     _written(site)
-    assert read_deps(site, "s") == {REC.path: REC}
+    assert _records(site) == {REC.path: REC}
     assert list(deps_path(site).parent.glob("*.tmp")) == []
+
+
+def test_a_kept_line_is_written_again_as_it_is(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _written(site)
+    line = read_deps(site, "s")[REC.path]
+    w = DepsWriter(site, "s")
+    w.write_line(line)
+    w.commit()
+    assert read_deps(site, "s") == {REC.path: line}
 
 
 def test_another_salt_or_a_damaged_file_gives_no_records(tmp_path: Path) -> None:
@@ -38,12 +59,26 @@ def test_another_salt_or_a_damaged_file_gives_no_records(tmp_path: Path) -> None
     assert read_deps(site, "other") == {}
     path = deps_path(site)
     good = path.read_text()
-    for bad in (good + "[1, 2]\n", good + "not json\n",
-                good.replace('"leaf", 7', '"leaf", 7.5'),
-                good.replace('"leaf", 7', '"leaf", null'), ""):
+    for bad in ("", "not json\n" + good.partition("\n")[2], good + "no tab here\n"):
         path.write_text(bad)
         assert read_deps(site, "s") == {}, bad
     assert read_deps(tmp_path / "never-built", "s") == {}
+
+
+@pytest.mark.parametrize("damage", [
+    lambda t: t.replace('"leaf", 7', '"leaf", 7.5'),
+    lambda t: t.replace('"leaf", 7', '"leaf", null'),
+    lambda t: t.replace('"claim"', "1"),
+    lambda t: t[:-5],
+    lambda t: t.replace("claims/c-1.html\t", "claims/other.html\t"),
+])
+def test_a_damaged_line_is_no_record(tmp_path: Path, damage: Any) -> None:
+    site = tmp_path / "site"
+    _written(site)
+    path = deps_path(site)
+    head, _, line = path.read_text().partition("\n")
+    path.write_text(head + "\n" + damage(line))
+    assert list(_records(site).values()) == [None]
 
 
 def test_an_unfinished_writer_keeps_the_previous_records(tmp_path: Path) -> None:
@@ -52,7 +87,7 @@ def test_an_unfinished_writer_keeps_the_previous_records(tmp_path: Path) -> None
     w = DepsWriter(site, "s")
     w.write(DepsRecord("other.html", "events", "3", "e" * 64, 0, "d" * 64, ()))
     w.close()                     # the build failed: nothing is committed
-    assert read_deps(site, "s") == {REC.path: REC}
+    assert _records(site) == {REC.path: REC}
     assert json.loads(deps_path(site).read_text().splitlines()[0])[1] == "s"
 
 
