@@ -295,15 +295,23 @@ def test_event_log_page_is_made_again_when_the_log_grows_past_it(
     assert tree(site) == tree(fresh)
 
 
+@pytest.mark.parametrize("whole", [True, False])
 def test_damaged_deps_record_only_costs_the_shortcut(
-        base: Path, tmp_path: Path, carried: Carried) -> None:
+        whole: bool, base: Path, tmp_path: Path, carried: Carried) -> None:
+    """A damaged file means no records at all; a damaged line, none for its page."""
     grown = _grown(base, tmp_path / "grown", _verdict_on_claim)
     site = tmp_path / "site"
     build(base, site)
     path = deps_path(site)
-    path.write_text(path.read_text()[:-200] + "garbage\n")
+    head, _, rest = path.read_text().partition("\n")
+    first, _, others = rest.partition("\n")
+    damaged = first.partition("\t")[0]
+    if whole:
+        path.write_text("garbage\n" + rest)
+    else:
+        path.write_text(f"{head}\n{first[:-20]}\n{others}")
     build(grown, site)
-    assert carried.paths == []
+    assert carried.paths == [] if whole else (damaged not in carried.paths and carried.paths)
     fresh = tmp_path / "fresh"
     build(grown, fresh, incremental=False)
     assert tree(site) == tree(fresh)
