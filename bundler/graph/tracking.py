@@ -85,6 +85,12 @@ def query(ns: str, key: Hashable, compute: Callable[[], T]) -> T:
         _reads = outer
 
 
+def _whole() -> None:
+    """Note a read of a whole collection (iteration, length, all values)."""
+    if _reads is not None:
+        _reads.add(EVERYTHING)
+
+
 class TrackedDict(dict[K, V]):
     """A dict whose reads are noted under its namespace while a page is recorded."""
 
@@ -117,28 +123,23 @@ class TrackedDict(dict[K, V]):
         return dict.__contains__(self, key)
 
     def __iter__(self) -> Iterator[K]:
-        if _reads is not None:
-            _reads.add(EVERYTHING)
+        _whole()
         return dict.__iter__(self)
 
     def __len__(self) -> int:
-        if _reads is not None:
-            _reads.add(EVERYTHING)
+        _whole()
         return dict.__len__(self)
 
     def keys(self) -> Any:
-        if _reads is not None:
-            _reads.add(EVERYTHING)
+        _whole()
         return dict.keys(self)
 
     def values(self) -> Any:
-        if _reads is not None:
-            _reads.add(EVERYTHING)
+        _whole()
         return dict.values(self)
 
     def items(self) -> Any:
-        if _reads is not None:
-            _reads.add(EVERYTHING)
+        _whole()
         return dict.items(self)
 
 
@@ -148,26 +149,21 @@ class TrackedList(list[T]):
     __slots__ = ()
 
     def __iter__(self) -> Iterator[T]:
-        if _reads is not None:
-            _reads.add(EVERYTHING)
+        _whole()
         return list.__iter__(self)
 
     def __len__(self) -> int:
-        if _reads is not None:
-            _reads.add(EVERYTHING)
+        _whole()
         return list.__len__(self)
 
     def __getitem__(self, index: Any) -> Any:
-        if _reads is not None:
-            _reads.add(EVERYTHING)
+        _whole()
         return list.__getitem__(self, index)
 
     def __reversed__(self) -> Iterator[T]:
-        if _reads is not None:
-            _reads.add(EVERYTHING)
+        _whole()
         return list.__reversed__(self)
 
     def __bool__(self) -> bool:
-        if _reads is not None:
-            _reads.add(EVERYTHING)
+        _whole()
         return list.__len__(self) > 0

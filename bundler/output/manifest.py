@@ -148,13 +148,10 @@ class PreviousSite:
             return False
         src = self.root / rel
         try:
-            fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            with os.fdopen(fd, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1 or \
-                        hashlib.file_digest(fh, "sha256").hexdigest() != digest:
-                    return False
-            return _link_same(src, dest, st)
+            got = _hash_regular(src, keep=False)
+            if got is None or got[0] != digest or got[1].st_nlink != 1:
+                return False
+            return _link_same(src, dest, got[1])
         except OSError:
             return False
 
@@ -171,20 +168,31 @@ class PreviousSite:
             return False
         src = self.root / rel
         try:
-            fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-            with os.fdopen(fd, "rb") as fh:
-                st = os.fstat(fh.fileno())
-                if not stat.S_ISREG(st.st_mode):
-                    return False
-                data = fh.read()
-            if hashlib.sha256(data).hexdigest() != entry.digest:
+            got = _hash_regular(src, keep=True)
+            if got is None or got[0] != entry.digest:
                 return False
+            _, st, data = got
             if st.st_nlink == 1 and _link_same(src, dest, st):
                 return True
+            assert data is not None
             dest.write_bytes(data)
         except OSError:
             return False
         return True
+
+
+def _hash_regular(src: Path, *, keep: bool) -> tuple[str, os.stat_result, bytes | None] | None:
+    """SHA-256 (hex) and stat of ``src`` if it is a regular file (never through a
+    symlink), and its bytes if ``keep`` (else it is hashed in blocks); None otherwise."""
+    fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(fd, "rb") as fh:
+        st = os.fstat(fh.fileno())
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        if not keep:
+            return hashlib.file_digest(fh, "sha256").hexdigest(), st, None
+        data = fh.read()
+    return hashlib.sha256(data).hexdigest(), st, data
 
 
 def _link_same(src: Path, dest: Path, st: os.stat_result) -> bool:
