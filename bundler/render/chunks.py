@@ -4,7 +4,10 @@ This is the unit of parallel work.  A worker process (forked from the
 builder, so it shares the verified bundle and its index copy-on-write) takes
 a chunk of :class:`~bundler.render.pages.plan.PageTask`, and for each page:
 
-1. builds its context (only now: memory does not grow with the site);
+0. carries an object page over, without building anything, when the index
+   entries it was made from are unchanged (:mod:`bundler.render.page_deps`);
+1. builds its context (only now: memory does not grow with the site), noting
+   the index entries an object page reads;
 2. fingerprints its inputs and, when the previous site holds the same page
    with the same fingerprint and intact bytes, links that file instead;
 3. lays out the graphs of every page still to render in ONE ``dot`` run;

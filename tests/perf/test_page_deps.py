@@ -331,3 +331,14 @@ def test_records_of_carried_pages_serve_the_next_build_too(
     build(twice, fresh, incremental=False)
     assert tree(site) == tree(fresh)
     assert carried.mismatched == []
+
+
+def test_query_tokens_cover_every_field() -> None:
+    """``PageDeps.token`` spells out the fields of a graph node and of a ref: a field
+    added to either must be added there too, or a change in it would go unseen."""
+    from dataclasses import fields
+
+    from bundler.graph.paths import GNode
+    from bundler.render.pages.base import Ref
+    assert [f.name for f in fields(GNode)] == ["id", "kind", "label", "state"]
+    assert [f.name for f in fields(Ref)] == ["id", "label", "kind", "href", "state"]
