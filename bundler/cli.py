@@ -23,8 +23,12 @@ def _read_trust_keys(values: Sequence[str]) -> tuple[str, ...]:
     """``--trust-key`` takes a key, or a file with one key per line (``#`` comments)."""
     keys: list[str] = []
     for value in values:
+        try:
+            is_file = Path(value).is_file()
+        except (OSError, ValueError):   # a name too long for a path, a NUL byte: key text
+            is_file = False
         p = Path(value)
-        if p.is_file():
+        if is_file:
             try:
                 text = p.read_text(encoding="utf-8")
             except (OSError, UnicodeDecodeError) as exc:

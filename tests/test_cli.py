@@ -154,7 +154,9 @@ def test_trust_key_of_someone_else(built: BuiltBundle,
     assert doc["trust"] == "invalid"
 
 
-@pytest.mark.parametrize("bad", ["not-a-key", "a+b+c"])
+@pytest.mark.parametrize("bad", ["not-a-key", "a+b+c",
+                                 # a key file's contents pasted instead of its path
+                                 "# comment\n" + "x" * 300 + "+1234abcd+AAAA", "nul\x00byte"])
 def test_malformed_trust_key_is_a_usage_error(built: BuiltBundle, bad: str,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["validate", str(built.path), "--trust-key", bad], capsys)
