@@ -109,6 +109,7 @@ class DepsWriter:
         self.salt = salt
         self.fh: IO[str] | None = None
         self.failed = False
+        self.size = 0
 
     def _open(self) -> IO[str] | None:
         """Opened at the first record, after render workers were forked (a forked
@@ -130,10 +131,15 @@ class DepsWriter:
         if self._open() is None:
             return
         assert self.fh is not None
+        line = (rec.line or rec.path + "\t" + json.dumps([
+            rec.path, rec.kind, rec.key, rec.fingerprint, rec.graphs, rec.digest,
+            [list(r) for r in rec.reads]])) + "\n"
+        self.size += len(line)
+        if self.size > MAX_DEPS_BYTES:      # it would not be read: no disk spent on it
+            self.close()
+            return
         try:
-            self.fh.write((rec.line or rec.path + "\t" + json.dumps([
-                rec.path, rec.kind, rec.key, rec.fingerprint, rec.graphs, rec.digest,
-                [list(r) for r in rec.reads]])) + "\n")
+            self.fh.write(line)
         except OSError:
             self.close()
 

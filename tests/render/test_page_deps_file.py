@@ -105,3 +105,17 @@ def test_an_oversized_record_is_not_read(tmp_path: Path,
     from bundler.output import deps_file
     monkeypatch.setattr(deps_file, "MAX_DEPS_BYTES", deps_path(site).stat().st_size - 1)
     assert read_deps(site, "s") == {}
+
+
+def test_records_that_would_not_be_read_are_not_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    _written(site)
+    from bundler.output import deps_file
+    monkeypatch.setattr(deps_file, "MAX_DEPS_BYTES", 300)
+    w = DepsWriter(site, "s")
+    for i in range(5):
+        w.write(DepsRecord(f"p{i}.html", "events", str(i), "e" * 64, 0, "d" * 64, ()))
+    w.commit()
+    assert not deps_path(site).exists()
+    assert list(deps_path(site).parent.glob("*.tmp")) == []
