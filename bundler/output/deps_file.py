@@ -26,9 +26,9 @@ from bundler.graph.tracking import Read
 from bundler.output.manifest import manifest_path
 
 DEPS_HEADER = "review-bundler page deps v2"
-#: A larger record is not read (about 200k pages): holding it would cost more memory
+#: A larger record is not kept (about 45k pages): holding it would cost more memory
 #: than a million-event build can spare, and fingerprints still find unchanged pages.
-MAX_DEPS_BYTES = 256 << 20
+MAX_DEPS_BYTES = 64 << 20
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
