@@ -11,7 +11,7 @@ the same, carries the old file over: its inputs are the same, so its bytes
 are too.
 
 What a read's value is, for each namespace, is defined in one place,
-:meth:`PageDeps.value`; a namespace it does not know makes the page
+:meth:`PageDeps.token`; a namespace it does not know makes the page
 unrecordable (then it is simply made and fingerprinted every time).
 """
 
@@ -52,9 +52,9 @@ def _order(read: Read) -> tuple[str, bool, Any]:
     return read[0], isinstance(read[1], int), read[1]
 
 
-def _text(*parts: object) -> str:
-    """An injective text of a few values (each length-prefixed)."""
-    return "".join(f"{len(s)}:{s}" for s in map(str, parts))
+def _text(*parts: str | None) -> str:
+    """An injective text of a few strings or Nones (each string length-prefixed)."""
+    return "".join("n" if s is None else f"{len(s)}:{s}" for s in parts)
 
 
 class PageDeps:
