@@ -40,8 +40,6 @@ class DepsRecord:
     graphs: int
     digest: str                 # over the values of ``reads``, in order
     reads: tuple[Read, ...]     # sorted
-    #: the line it was read from, written again as it is when the record is kept
-    line: str = dataclasses.field(default="", compare=False, repr=False)
 
 
 def deps_path(site: Path) -> Path:
@@ -93,7 +91,7 @@ def parse_record(line: str) -> DepsRecord | None:
                 type(r[1]) not in (str, int):
             return None
         out.append((r[0], r[1]))
-    return DepsRecord(page, kind, key, fp, graphs, digest, tuple(out), line)
+    return DepsRecord(page, kind, key, fp, graphs, digest, tuple(out))
 
 
 class DepsWriter:
@@ -123,23 +121,23 @@ class DepsWriter:
                 self.close()
         return self.fh
 
-    def write_line(self, line: str) -> None:
-        """A record kept from the previous build, as :func:`read_deps` returned it."""
-        self.write(DepsRecord("", "", "", "", 0, "", (), line))
-
     def write(self, rec: DepsRecord) -> None:
+        self.write_line(rec.path + "\t" + json.dumps([
+            rec.path, rec.kind, rec.key, rec.fingerprint, rec.graphs, rec.digest,
+            [list(r) for r in rec.reads]]))
+
+    def write_line(self, line: str) -> None:
+        """One record line: made by :meth:`write`, or kept from the previous build as
+        :func:`read_deps` returned it."""
         if self._open() is None:
             return
         assert self.fh is not None
-        line = (rec.line or rec.path + "\t" + json.dumps([
-            rec.path, rec.kind, rec.key, rec.fingerprint, rec.graphs, rec.digest,
-            [list(r) for r in rec.reads]])) + "\n"
-        self.size += len(line)
+        self.size += len(line) + 1
         if self.size > MAX_DEPS_BYTES:      # it would not be read: no disk spent on it
             self.close()
             return
         try:
-            self.fh.write(line)
+            self.fh.write(line + "\n")
         except OSError:
             self.close()
 

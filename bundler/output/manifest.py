@@ -160,22 +160,20 @@ class PreviousSite:
         what the manifest promises; False means: render it.
 
         Only a regular file is reused (no symlink is followed), and only the
-        bytes that were hashed: the file is hard-linked when the link provably
-        names the inode that was read and nothing else links to it, else copied.
+        bytes that were hashed: the file is hard-linked (:meth:`carry`) when the
+        link provably names the inode that was read and nothing else links to
+        it, else copied.
         """
         entry = self.entries.get(rel)
         if entry is None or entry.fingerprint != fp:
             return False
-        src = self.root / rel
+        if self.carry(rel, entry.digest, dest):
+            return True
         try:
-            got = _hash_regular(src, keep=True)
-            if got is None or got[0] != entry.digest:
+            got = _hash_regular(self.root / rel, keep=True)
+            if got is None or got[0] != entry.digest or got[2] is None:
                 return False
-            _, st, data = got
-            if st.st_nlink == 1 and _link_same(src, dest, st):
-                return True
-            assert data is not None
-            dest.write_bytes(data)
+            dest.write_bytes(got[2])
         except OSError:
             return False
         return True

@@ -180,8 +180,8 @@ def start_tasks(job: RenderJob, tasks: list[PageTask]) -> ChunkWork:
         deps = job.deps if task.kind in TRACKED_KINDS else None
         record = deps.unchanged(task) if deps is not None else None
         if record is not None and (carried := _reuse(job, task.path, record.fingerprint,
-                                                     record.graphs, {}, None)) is not None:
-            carried = dataclasses.replace(carried, deps_kept=True)
+                                                     record.graphs, {}, None,
+                                                     kept=True)) is not None:
             results[i] = carried
             pages.append(None)
             fps.append(record.fingerprint)
@@ -209,14 +209,15 @@ def start_tasks(job: RenderJob, tasks: list[PageTask]) -> ChunkWork:
 
 
 def _reuse(job: RenderJob, path: str, fp: str, graphs: int, facts: dict[str, Any],
-           record: DepsRecord | None) -> PageResult | None:
+           record: DepsRecord | None, *, kept: bool = False) -> PageResult | None:
     """The previous site's file for ``path``, if it was made from ``fp`` and still holds
-    the bytes written then (linked or copied into the new site)."""
+    the bytes written then (linked or copied into the new site).  ``kept``: carried
+    over on the previous build's record of its reads, which stays as it is."""
     if job.previous is None or not job.previous.reuse(path, fp, job.out_root / path):
         return None
     size = (job.out_root / path).stat().st_size
     return PageResult(path, fp, job.previous.entries[path].digest, size, graphs, True, facts,
-                      record)
+                      record, kept)
 
 
 def finish_tasks(job: RenderJob, work: ChunkWork) -> list[PageResult]:

@@ -93,10 +93,6 @@ class DotBatch:
         self.exe = exe
         self.outputs: list[list[str]] | None = None
 
-    @property
-    def names(self) -> list[str]:
-        return [g.name for chunk in self.chunks for g in chunk]
-
     def run(self) -> None:
         if len(self.chunks) <= 1:
             self.outputs = [_run_dot(self.exe, c) for c in self.chunks]

@@ -41,16 +41,21 @@ def _last_time(bundle: Path) -> str:
     return str(json.loads(lines[-1])["time"])
 
 
-def grow(src: Path, dst: Path, extra: int) -> Path:
-    """A copy of ``src`` with ``extra`` more events appended at the end, as a producer
-    that kept going would write them (same metadata, new runs, later timestamps)."""
+def reopen(src: Path, dst: Path) -> BundleWriter:
+    """A copy of ``src`` at ``dst``, open for appending as a producer that kept going
+    would write (same metadata and key, timestamps after the last event)."""
     shutil.copytree(src, dst)
     clock = SyntheticClock()
     last = calendar.timegm(time.strptime(_last_time(dst), "%Y-%m-%dT%H:%M:%SZ"))
     clock.offset = last - calendar.timegm(time.strptime(START, "%Y-%m-%dT%H:%M:%SZ")) + 2
-    writer = BundleWriter.open(dst, signer=synthetic_signer(SEED), clock=clock)
+    return BundleWriter.open(dst, signer=synthetic_signer(SEED), clock=clock)
+
+
+def grow(src: Path, dst: Path, extra: int) -> Path:
+    """A copy of ``src`` with ``extra`` more events appended at the end (new runs)."""
+    writer = reopen(src, dst)
     synth = Synth(writer, seed=SEED + 1, events=writer.size + extra, payload_bytes="small",
-                  clock=clock)
+                  clock=writer.clock)
     with writer:
         try:
             while True:

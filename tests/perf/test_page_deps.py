@@ -13,9 +13,6 @@ an old claim, an edge between old objects, a redaction of an old payload,
 
 from __future__ import annotations
 
-import calendar
-import shutil
-import time
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
@@ -33,11 +30,11 @@ from bundler.render.chunks import RenderJob
 from bundler.render.pages import artifacts as artifacts_mod
 from bundler.render.pages.plan import PageTask
 from bundler.render.urls import artifact_href, claim_href
-from bundler.synth import START, SyntheticClock, generate, synthetic_signer
+from bundler.synth import generate
 from bundler.verify import VerifyOptions, verify_bundle
 from bundler.verify.result import PayloadState
 
-from .conftest import SEED, build, tree
+from .conftest import SEED, build, reopen, tree
 
 
 @pytest.fixture(scope="module")
@@ -75,15 +72,8 @@ def _old(bundle: Path) -> Old:
 
 
 def _grown(base: Path, dst: Path, touch: Callable[[BundleWriter, Old], None]) -> Path:
-    shutil.copytree(base, dst)
-    old = _old(base)
-    lines = (dst / "events.jsonl").read_bytes().splitlines()
-    last = calendar.timegm(time.strptime(lines[-1].split(b'"time":"')[1][:20].decode(),
-                                         "%Y-%m-%dT%H:%M:%SZ"))
-    clock = SyntheticClock()
-    clock.offset = last - calendar.timegm(time.strptime(START, "%Y-%m-%dT%H:%M:%SZ")) + 2
-    with BundleWriter.open(dst, signer=synthetic_signer(SEED), clock=clock) as w:
-        touch(w, old)
+    with reopen(base, dst) as w:
+        touch(w, _old(base))
     return dst
 
 
