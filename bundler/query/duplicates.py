@@ -27,8 +27,12 @@ import hashlib
 import heapq
 import re
 import zlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import partial
 from itertools import repeat
 from operator import add, and_, mul
+from pathlib import Path
 
 from bundler.graph.index import BundleIndex
 from bundler.model.events import IndividualEvent
@@ -87,7 +91,28 @@ def _generations(members: list[IndividualEvent]) -> list[int | float | str]:
     return sorted(vals, key=lambda g: (isinstance(g, str), g))
 
 
+@dataclass(frozen=True, slots=True)
+class TextFeatures:
+    """What levels 2 and 3 need of one text, a function of its bytes alone."""
+
+    norm: str                   # SHA-256 (hex) of the text without comments and whitespace
+    count: int                  # distinct shingles
+    sketch: tuple[int, ...]     # the SKETCH smallest shingles, ascending
+
+
+#: Features by payload digest; None for bytes that are no comparable text (not
+#: UTF-8, or nothing left once comments and whitespace are removed).
+Features = Mapping[str, TextFeatures | None]
+
+
 def near_duplicates(idx: BundleIndex, arg: str | None) -> QueryResult:
+    return near_duplicates_with(idx, {})[0]
+
+
+def near_duplicates_with(idx: BundleIndex, known: Features
+                         ) -> tuple[QueryResult, dict[str, TextFeatures | None]]:
+    """The query, taking the features of texts from ``known`` where present; also
+    returns the features of every text it considered (what to keep for next time)."""
     by_digest: dict[str, list[IndividualEvent]] = {}
     for ind in idx.individuals.values():
         if ind.payload is not None:
@@ -97,7 +122,7 @@ def near_duplicates(idx: BundleIndex, arg: str | None) -> QueryResult:
     for digest, members in by_digest.items():
         if len(members) > 1:
             groups.append(("identical", members, digest))
-    norm, texts = _read_texts(idx, by_digest)
+    norm, texts, used = _read_texts(idx, by_digest, known)
     uf = _Groups()
     by_norm: dict[str, str] = {}
     for digest, h in norm.items():
@@ -132,22 +157,31 @@ def near_duplicates(idx: BundleIndex, arg: str | None) -> QueryResult:
                         match=match, count=len(members), first=first.id, generations=gens,
                         producers=len(producers), content=content,
                         members=capped(m.id for m in members)))
-    return QueryResult("near-duplicates", COLUMNS, tuple(rows))
+    return QueryResult("near-duplicates", COLUMNS, tuple(rows)), used
 
 
 class _Text:
-    """Shingle hashes of one text, and its bottom-k sketch for cheap estimates."""
+    """One text's features, and its shingles, loaded the first time an exact
+    measure needs them (with kept features, the text may not have been read)."""
 
-    __slots__ = ("shingles", "sketch", "sketch_set")
+    __slots__ = ("_load", "_shingles", "count", "sketch", "sketch_set")
 
-    def __init__(self, shingles: frozenset[int]) -> None:
-        self.shingles = shingles
-        self.sketch = tuple(heapq.nsmallest(SKETCH, shingles))
+    def __init__(self, features: TextFeatures, load: Callable[[], frozenset[int]]) -> None:
+        self.count = features.count
+        self.sketch = features.sketch
         self.sketch_set = frozenset(self.sketch)
+        self._shingles: frozenset[int] | None = None
+        self._load = load
+
+    @property
+    def shingles(self) -> frozenset[int]:
+        if self._shingles is None:
+            self._shingles = self._load()
+        return self._shingles
 
     def estimate(self, other: _Text) -> float:
         """Bottom-k estimate of the Jaccard index (exact for small sets)."""
-        union = heapq.nsmallest(SKETCH, self.sketch_set | other.sketch_set)
+        union = sorted(self.sketch_set | other.sketch_set)[:SKETCH]   # at most 2 x SKETCH
         both = sum(1 for x in union if x in self.sketch_set and x in other.sketch_set)
         return both / len(union) if union else 0.0
 
@@ -156,31 +190,76 @@ class _Text:
         return len(a & b) / len(a | b) if a or b else 0.0
 
 
-def _read_texts(idx: BundleIndex, by_digest: dict[str, list[IndividualEvent]]
-                ) -> tuple[dict[str, str], dict[str, _Text]]:
-    """Normalised-text hash and shingles per readable small text digest."""
+def _read_texts(idx: BundleIndex, by_digest: dict[str, list[IndividualEvent]],
+                known: Features) -> tuple[dict[str, str], dict[str, _Text],
+                                          dict[str, TextFeatures | None]]:
+    """Normalised-text hash and text per readable small text digest, and the
+    features of each (from ``known`` when there)."""
     norm: dict[str, str] = {}
     texts: dict[str, _Text] = {}
-    token_hash: dict[str, int] = {}
+    used: dict[str, TextFeatures | None] = {}
+    tokens = _Tokens()
     for digest in by_digest:
         st = idx.bundle.payloads.get(digest)
         if st is None or st.state is not PayloadState.VERIFIED or st.path is None \
                 or st.size > MAX_TEXT or not _textual(media_base(st.media_type)):
             continue
-        try:
-            text = (idx.bundle.root / st.path).read_bytes().decode("utf-8")
-        except (OSError, UnicodeDecodeError):
+        if digest in known:
+            features = known[digest]
+        else:
+            try:
+                data = (idx.bundle.root / st.path).read_bytes()
+            except OSError:
+                continue            # not kept: the next build tries again
+            features, _ = _analyse(data, tokens)
+        used[digest] = features
+        if features is None:
             continue
-        stripped = _COMMENT.sub("", text)
-        squashed = "".join(stripped.split())
-        if not squashed:
-            continue
-        norm[digest] = hashlib.sha256(squashed.encode("utf-8")).hexdigest()
-        toks = _TOKEN.findall(stripped)
-        for tok in set(toks).difference(token_hash):
-            token_hash[tok] = zlib.crc32(tok.encode("utf-8"))
-        texts[digest] = _Text(_shingles(list(map(token_hash.__getitem__, toks))))
-    return norm, texts
+        norm[digest] = features.norm
+        # shingles are dropped: only the few texts an exact measure needs load
+        # them again (holding all would take gigabytes at a million events)
+        texts[digest] = _Text(features, partial(_reload, idx.bundle.root, st.path, tokens))
+    return norm, texts, used
+
+
+class _Tokens:
+    """CRC-32 of each distinct token, computed once per query."""
+
+    def __init__(self) -> None:
+        self.hashes: dict[str, int] = {}
+
+    def shingles(self, text: str) -> frozenset[int]:
+        toks = _TOKEN.findall(text)
+        hashes = self.hashes
+        for tok in set(toks).difference(hashes):
+            hashes[tok] = zlib.crc32(tok.encode("utf-8"))
+        return _shingles(list(map(hashes.__getitem__, toks)))
+
+
+def _analyse(data: bytes, tokens: _Tokens) -> tuple[TextFeatures | None, frozenset[int] | None]:
+    """The features and shingles of one payload's bytes; None for no comparable text."""
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None, None
+    stripped = _COMMENT.sub("", text)
+    squashed = "".join(stripped.split())
+    if not squashed:
+        return None, None
+    shingles = tokens.shingles(stripped)
+    features = TextFeatures(hashlib.sha256(squashed.encode("utf-8")).hexdigest(),
+                            len(shingles), tuple(heapq.nsmallest(SKETCH, shingles)))
+    return features, shingles
+
+
+def _reload(root: Path, rel: str, tokens: _Tokens) -> frozenset[int]:
+    """The shingles of a text known by its features: read now.  A file that cannot
+    be read any more measures as empty (no pair is made from it)."""
+    try:
+        _, shingles = _analyse((root / rel).read_bytes(), tokens)
+    except OSError:
+        return frozenset()
+    return shingles or frozenset()
 
 
 def _shingles(h: list[int]) -> frozenset[int]:
@@ -221,7 +300,7 @@ def _similar(texts: dict[str, _Text], norm_group: dict[str, str]
             ta = texts[a]
             for c in order[i + 1:i + 1 + WINDOW]:
                 tc = texts[c]
-                na, nc = len(ta.shingles), len(tc.shingles)
+                na, nc = ta.count, tc.count
                 if min(na, nc) < JACCARD * max(na, nc) or (a, c) in low or (c, a) in low:
                     continue
                 if ta.estimate(tc) < JACCARD - 0.1:

@@ -48,6 +48,7 @@ from bundler.output.manifest import (
     manifest_text,
     save_manifest,
 )
+from bundler.output.text_store import TextStore
 from bundler.render.chunks import (
     CSP,
     MIN_GRAPH_SCALE,
@@ -239,6 +240,7 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
     deps = None
     if encoder is not None:
         deps = PageDeps(ctx, encoder, read_deps(out.target, salt) if previous else {})
+        ctx.texts = TextStore(out.target, salt, readable=previous is not None)
     job = RenderJob(ctx=ctx, env=env, site=site, base_url=opts.base_url, out_root=out.tmp,
                     salt=salt, encoder=encoder, previous=previous, deps=deps)
     tasks = plan_pages(ctx)

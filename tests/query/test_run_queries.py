@@ -176,6 +176,39 @@ def test_near_duplicates_levels_and_lineages(mini: Mini) -> None:
         ("similar (Jaccard >= 0.99)", ["p:e", "p:f"], [])]    # 198 of 200 trigrams
 
 
+def test_near_duplicates_from_kept_features_reads_only_pairs_it_measures(mini: Mini) -> None:
+    """Kept features stand for the texts: the result is the same, and only texts in a
+    pair measured exactly are read again (here the 'similar' pair)."""
+    from bundler.query.duplicates import near_duplicates_with
+
+    mini.op("op:1")
+    mini.ind("p:c", "# a comment\ndef g(y):\n  return y*2\n", "text/x-python")
+    mini.ind("p:d", "def g(y):\n\n    return y * 2   \n", "text/x-python")
+    long = " ".join(f"tok{i}" for i in range(200))
+    e = mini.ind("p:e", long + " end", "text/plain")
+    mini.ind("p:f", long + " fin", "text/plain")
+    binary = mini.ind("p:bin", b"\xff\xfe not utf-8", "text/plain")
+    idx = mini.index()
+    first, used = near_duplicates_with(idx, {})
+    assert binary.payload is not None and used[binary.payload.digest] is None
+    assert len(used) == 5
+    normalised = [m for m in idx.individuals.values() if m.id in ("p:c", "p:d")]
+    for m in normalised:
+        mini.payload_file(m.payload.digest).unlink()
+    again, used_again = near_duplicates_with(idx, used)
+    assert again == first
+    assert used_again == used
+    assert _col(again, "match", "members") == [
+        ("normalised", ["p:c", "p:d"]), ("similar (Jaccard >= 0.99)", ["p:e", "p:f"])]
+    # a kept digest no longer in the bundle drops out of what is kept
+    stale = {**used, "sha256:" + "0" * 64: None}
+    assert near_duplicates_with(idx, stale)[1] == used
+    # the exact measure needs the text: without it the pair is not made, never invented
+    mini.payload_file(e.payload.digest).unlink()
+    gone, _ = near_duplicates_with(idx, used)
+    assert _col(gone, "match") == [("normalised",)]
+
+
 def test_identical_digests_group_even_when_redacted(mini: Mini) -> None:
     a = mini.ind("p:a", "secret", produced_by=None)
     mini.ind("p:b", "secret")

@@ -15,6 +15,7 @@ from typing import Any
 
 from bundler.graph.paths import evidence_graph
 from bundler.query import QUERIES, QueryDef, QueryResult, run_query
+from bundler.query.duplicates import near_duplicates_with
 from bundler.query.format import cell_text
 from bundler.query.provenance import first_statements
 from bundler.render.markdown import render_markdown
@@ -117,11 +118,24 @@ def audit_query_page(ctx: BuildContext, name: str) -> Page:
         page, count = _claim_trace(ctx, qd), 0
     elif name == "introduced-by":
         page, count = _page(ctx, qd, first_statements(ctx.idx)), 0
+    elif name == "near-duplicates":
+        result = _near_duplicates(ctx)
+        page, count = _page(ctx, qd, result), len(result.rows)
     else:
         result = run_query(ctx.idx, name, None)
         page, count = _page(ctx, qd, result), len(result.rows)
     page.facts.update(name=name, rows=count)
     return page
+
+
+def _near_duplicates(ctx: BuildContext) -> QueryResult:
+    """The query, with text features kept from the last build of the site."""
+    store = ctx.texts
+    known = store.load() if store is not None else {}
+    result, used = near_duplicates_with(ctx.idx, known)
+    if store is not None and used != known:
+        store.save(used)
+    return result
 
 
 def audit_index_page(ctx: BuildContext) -> Page:

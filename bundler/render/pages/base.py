@@ -11,6 +11,7 @@ from bundler.graph.paths import EvidenceGraph
 from bundler.graph.tracking import EVERYTHING, note, query
 from bundler.model.events import ClaimEvent, EventBase
 from bundler.output.cache import Deferred
+from bundler.output.text_store import TextStore
 from bundler.render.graphviz import GraphSpec
 from bundler.render.urls import EVENTS_PER_PAGE, Linker, RelativeLinker
 from bundler.verify.result import LoadedBundle, VerificationReport
@@ -121,6 +122,8 @@ class BuildContext:
     linker: Linker
     proofs: dict[int, str] = field(default_factory=dict)   # seq -> tlog-proof text
     audit_pages: list[tuple[str, str, int]] = field(default_factory=list)  # (name, href, rows)
+    #: Text features kept between builds for near-duplicates (None: keep nothing)
+    texts: TextStore | None = None
     #: Refs made so far, by (id, page depth): a claim page names the same few
     #: objects in every one of its evidence paths.  Refs are immutable; cleared
     #: when full so a worker's memory stays bounded.
