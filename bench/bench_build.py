@@ -35,7 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import CACHE, PYTHON, bundle, trust_key
+from bench.common import CACHE, PYTHON, bundle, compile_sources, trust_key
 
 SIZES = (10_000, 100_000)
 FULL = (*SIZES, 1_000_000)
@@ -372,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-large", action="store_true", help="skip the large-payload variant")
     ap.add_argument("--timeout", type=float, default=3600, help="seconds per build")
     args = ap.parse_args(argv)
+    compile_sources()
     sizes = args.sizes or (FULL if args.full else SIZES)
     large = None if args.no_large else 100_000 if 100_000 in sizes else max(sizes)
     rows, _ = scaling(sizes, runs=args.runs, large=large, mem_cap=default_mem_cap(),

@@ -42,7 +42,7 @@ import time
 from pathlib import Path
 
 from bench.bench_build import Row, build_once, log, render_rows, verdict
-from bench.common import CACHE, bundle, trust_key
+from bench.common import CACHE, bundle, compile_sources, trust_key
 from bundler.author import BundleWriter
 from bundler.synth import START, SyntheticClock, synthetic_signer
 from bundler.synth.generator import Done, Synth
@@ -193,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--events", type=int, default=10_000, help="bundle size (default 10k)")
     ap.add_argument("--runs", type=int, default=3)
     args = ap.parse_args(argv)
+    compile_sources()
     print(render_rows(measure(args.events, args.runs)))
     return 0
 

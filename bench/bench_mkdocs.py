@@ -43,7 +43,7 @@ from bench.bench_build import (
     run_measured,
     verdict,
 )
-from bench.common import CACHE, PYTHON, bundle
+from bench.common import CACHE, PYTHON, bundle, compile_sources
 from bundler.render.urls import EVENTS_PER_PAGE, slug
 
 MIN_SPEEDUP = 10.0
@@ -291,6 +291,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--events", type=int, default=10_000, help="bundle size (default 10k)")
     ap.add_argument("--runs", type=int, default=3, help="builds of each side (median)")
     args = ap.parse_args(argv)
+    compile_sources()
     rows, _ = compare(bundle(args.events, log=log), args.events, args.runs)
     print(render_rows(rows))
     return 0

@@ -36,6 +36,7 @@ from bench.common import (
     PYTHON,
     ROOT,
     bundle,
+    compile_sources,
     dir_bytes,
     generation_seconds,
     peak_rss_kib,
@@ -178,6 +179,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--round", nargs=3, metavar=("BUNDLE", "KEY", "WORKERS"),
                     help=argparse.SUPPRESS)  # one measurement round, run in a child process
     args = ap.parse_args(argv)
+    compile_sources()
     if args.round:
         bundle_dir, key, workers = args.round
         floor_pass(Path(bundle_dir))

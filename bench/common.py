@@ -28,6 +28,17 @@ CACHE = ROOT / ".bench"
 PYTHON = sys.executable
 
 
+def compile_sources(root: Path = ROOT) -> None:
+    """Write the bytecode of ``bundler`` and ``bench`` under ``root``, as installing a
+    wheel with pip does.  Without it, on a machine with ``PYTHONDONTWRITEBYTECODE``
+    set (this one), every build child compiles every module again: 0.1-0.15 s per
+    process, which is not the tool's cost (a tenth of a +1% rebuild at 10k)."""
+    import compileall
+
+    for package in ("bundler", "bench"):
+        compileall.compile_dir(root / package, quiet=2)
+
+
 def bundle(events: int, *, seed: int = 0, large: bool = False,
            log: Callable[[str], None] | None = None) -> Path:
     """The cached synthetic bundle for these arguments, generating it if needed."""

@@ -44,7 +44,7 @@ from bench.bench_build import (
     render_rows,
     scaling,
 )
-from bench.common import CACHE, ROOT, bundle, median_seconds, trust_key
+from bench.common import CACHE, ROOT, bundle, compile_sources, median_seconds, trust_key
 
 TREE_ENV = "RB_BENCH_TREE"
 
@@ -159,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         tree = export_head()
         log(f"measuring committed HEAD from {tree}")
         reexec_in(tree, args_list)
+    compile_sources()
     from bench import bench_browser, bench_incremental, bench_mkdocs
 
     started = time.time()

@@ -3,7 +3,10 @@
 One line per page: its path, a tab, then in JSON the path again, the task
 that made it, its fingerprint,
 its graph count, and the index reads it was made from with one digest over
-their values (:mod:`bundler.render.page_deps`).  Like the manifest it lives
+their values (:mod:`bundler.render.page_deps`).  Each read is one string
+(:func:`encode_read`), so a line parses into plain strings and the reads
+serve as memo keys as they come: a rebuild checks about 80k of them at 10k
+events.  Like the manifest it lives
 in the user's cache folder, never in the site, and is only a hint: a page it
 calls unchanged is still carried over only if the manifest lists the same
 fingerprint and the file still hashes to the digest written.
@@ -25,7 +28,7 @@ from typing import IO
 from bundler.graph.tracking import Read
 from bundler.output.manifest import manifest_path
 
-DEPS_HEADER = "review-bundler page deps v2"
+DEPS_HEADER = "review-bundler page deps v3"
 #: A larger record is not kept (about 45k pages): holding it would cost more memory
 #: than a million-event build can spare, and fingerprints still find unchanged pages.
 MAX_DEPS_BYTES = 64 << 20
@@ -39,7 +42,30 @@ class DepsRecord:
     fingerprint: str
     graphs: int
     digest: str                 # over the values of ``reads``, in order
-    reads: tuple[Read, ...]     # sorted
+    reads: tuple[str, ...]      # encoded (:func:`encode_read`), sorted
+
+
+def encode_read(read: Read) -> str:
+    """One read as a string: its namespace (never holding a control character), then
+    NUL and a string key, or SOH and an integer key."""
+    ns, key = read
+    if type(key) is str:
+        return f"{ns}\x00{key}"
+    if type(key) is int:
+        return f"{ns}\x01{key}"
+    raise TypeError(f"a read's key is a string or an integer, not {type(key).__name__}")
+
+
+def decode_read(text: str) -> Read | None:
+    """The read :func:`encode_read` made ``text`` from; None for any other text."""
+    nul, soh = text.find("\x00"), text.find("\x01")
+    if nul >= 0 and (soh < 0 or nul < soh):
+        return text[:nul], text[nul + 1:]
+    if soh >= 0:
+        digits = text[soh + 1:]
+        if digits.isascii() and (digits.isdigit() or (digits[:1] == "-" and digits[1:].isdigit())):
+            return text[:soh], int(digits)
+    return None
 
 
 def deps_path(site: Path) -> Path:
@@ -83,15 +109,10 @@ def parse_record(line: str) -> DepsRecord | None:
         return None
     path, kind, key, fp, graphs, digest, reads = obj
     if path != page or not all(isinstance(x, str) for x in (kind, key, fp, digest)) or \
-            type(graphs) is not int or not isinstance(reads, list):
+            type(graphs) is not int or not isinstance(reads, list) or \
+            not all(type(r) is str for r in reads):
         return None
-    out: list[Read] = []
-    for r in reads:
-        if not isinstance(r, list) or len(r) != 2 or not isinstance(r[0], str) or \
-                type(r[1]) not in (str, int):
-            return None
-        out.append((r[0], r[1]))
-    return DepsRecord(page, kind, key, fp, graphs, digest, tuple(out))
+    return DepsRecord(page, kind, key, fp, graphs, digest, tuple(reads))
 
 
 class DepsWriter:
@@ -124,7 +145,7 @@ class DepsWriter:
     def write(self, rec: DepsRecord) -> None:
         self.write_line(rec.path + "\t" + json.dumps([
             rec.path, rec.kind, rec.key, rec.fingerprint, rec.graphs, rec.digest,
-            [list(r) for r in rec.reads]]))
+            list(rec.reads)]))
 
     def write_line(self, line: str) -> None:
         """One record line: made by :meth:`write`, or kept from the previous build as

@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from bundler.errors import OutputError
-from bundler.output.manifest import PreviousSite
+from bundler.output.manifest import PreviousSite, sha256_file
 
 #: Written into every site we build; we only ever replace folders carrying it.
 SITE_MARKER = ".review-bundler-site"
@@ -83,7 +83,7 @@ class SiteWriter:
         if known is not None:
             return known
         with open(self.tmp / rel, "rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
+            return sha256_file(fh).hexdigest()
 
     @property
     def previous(self) -> Path | None:
@@ -127,7 +127,7 @@ class SiteWriter:
         dst = self.reserve(rel)
         if self.carry_from is not None:
             with open(src, "rb") as fh:
-                digest = hashlib.file_digest(fh, "sha256").hexdigest()
+                digest = sha256_file(fh).hexdigest()
             if self.carry_from.carry(rel, digest, dst):
                 self._digests[rel] = digest
                 self.bytes_written += dst.stat().st_size

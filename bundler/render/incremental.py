@@ -40,7 +40,7 @@ from bundler import __version__, layout
 from bundler.diagnostics import Severity
 from bundler.output import SiteWriter
 from bundler.output.cache import Encoder, digest_text, tree_digest
-from bundler.output.manifest import PreviousSite, cache_dir
+from bundler.output.manifest import PreviousSite, cache_dir, sha256_file
 from bundler.render.chunks import CSP, SiteInfo
 from bundler.render.environment import PACKAGE_DIR, TEMPLATES_DIR, theme_dirs
 from bundler.verify import VerificationReport
@@ -160,7 +160,7 @@ def _scan(root: Path, *, contents: bool) -> tuple[str, str] | None:
                 data.update(b"f%d:%s\x00" % (len(name), name))
                 if contents:
                     with open(path, "rb") as fh:
-                        data.update(hashlib.file_digest(fh, "sha256").digest())
+                        data.update(sha256_file(fh).digest())
             elif stat.S_ISDIR(st.st_mode):
                 data.update(b"d%d:%s\x00" % (len(name), name))
                 names = sorted(os.listdir(path), reverse=True)   # popped in order
@@ -189,7 +189,7 @@ def bundle_fingerprint(report: VerificationReport, salt: str, report_json: str) 
         h.update(f"\x00{len(rel)}:{rel}".encode("utf-8", "surrogateescape"))
         try:
             with open(bundle.root / rel, "rb") as fh:
-                h.update(hashlib.file_digest(fh, "sha256").digest())
+                h.update(sha256_file(fh).digest())
         except OSError:
             h.update(b"absent")
     states = [(d, st.state.value, st.size, st.media_type, st.path, st.redaction_seq,

@@ -19,13 +19,12 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from typing import Any
 
 from bundler.graph.paths import node_for
 from bundler.graph.tracking import EVERYTHING, Read, TrackedDict, paused
 from bundler.model.events import EventBase
 from bundler.output.cache import Encoder, Uncacheable
-from bundler.output.deps_file import DepsRecord, parse_record
+from bundler.output.deps_file import DepsRecord, decode_read, encode_read, parse_record
 from bundler.render.pages.artifacts import few_artifacts
 from bundler.render.pages.base import BuildContext
 from bundler.render.pages.plan import PageTask
@@ -48,10 +47,6 @@ _IDS_MAPS = frozenset({"children", "used_by", "superseded_by", "derived_claims",
 _MAPS = _EVENT_MAPS | _EVENTS_MAPS | _ID_MAPS | _IDS_MAPS
 
 
-def _order(read: Read) -> tuple[str, bool, Any]:
-    return read[0], isinstance(read[1], int), read[1]
-
-
 def _text(*parts: str | None) -> str:
     """An injective text of a few strings or Nones (each string length-prefixed)."""
     return "".join("n" if s is None else f"{len(s)}:{s}" for s in parts)
@@ -65,7 +60,7 @@ class PageDeps:
         self.ctx = ctx
         self.encoder = encoder
         self.previous = previous
-        self._memo: dict[Read, str] = {}
+        self._memo: dict[str, str] = {}   # encoded read -> length-prefixed token
         self._event_key = encoder.event_key
 
     def _event(self, ev: EventBase) -> str:
@@ -124,20 +119,24 @@ class PageDeps:
         return ",".join(f"{self._event(ev)}@{lines.get(ev.seq)}/{self.ctx.leaf_hex(ev.seq)}"
                         for ev in chunk) + f";{more}"
 
-    def digest(self, reads: Iterable[Read]) -> str:
-        """One digest over the values of ``reads`` (already sorted)."""
-        h = hashlib.sha256()
+    def digest(self, reads: Iterable[str]) -> str:
+        """One digest over the values of ``reads`` (encoded, already sorted)."""
         memo = self._memo
+        parts = []
         with paused():
-            for read in reads:
-                t = memo.get(read)
+            for text in reads:
+                t = memo.get(text)
                 if t is None:
-                    t = self.token(read)
+                    read = decode_read(text)
+                    if read is None:
+                        raise Uncacheable("a read that does not decode")
+                    value = self.token(read)
+                    t = f"{len(value)}:{value}"
                     if len(memo) >= MEMO_SIZE:
                         memo.clear()
-                    memo[read] = t
-                h.update(f"{len(t)}:{t}".encode("utf-8", "surrogatepass"))
-        return h.hexdigest()
+                    memo[text] = t
+                parts.append(t)
+        return hashlib.sha256("".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
 
     def record(self, task: PageTask, fingerprint: str, graphs: int,
                reads: set[Read]) -> DepsRecord | None:
@@ -145,7 +144,7 @@ class PageDeps:
         if not fingerprint or EVERYTHING in reads or \
                 any(type(k) not in (str, int) for _, k in reads):
             return None
-        ordered = tuple(sorted(reads, key=_order))
+        ordered = tuple(sorted(map(encode_read, reads)))
         try:
             digest = self.digest(ordered)
         except Uncacheable:

@@ -11,7 +11,9 @@ import pytest
 from bundler.output.deps_file import (
     DepsRecord,
     DepsWriter,
+    decode_read,
     deps_path,
+    encode_read,
     parse_record,
     read_deps,
 )
@@ -23,7 +25,30 @@ def _cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 REC = DepsRecord("claims/c-1.html", "claim", "c\u20001\ud800", "f" * 64, 2, "d" * 64,
-                 (("by_id", "c\u20001\ud800"), ("leaf", 7), ("ref", "x")))
+                 tuple(map(encode_read, [("by_id", "c\u20001\ud800"), ("leaf", 7),
+                                         ("ref", "x")])))
+
+
+@pytest.mark.parametrize("read", [
+    ("by_id", "c\u20001\ud800"), ("by_id", ""), ("by_id", "7"), ("leaf", 7), ("leaf", -1),
+    ("leaf", 0), ("ref", "a\x00b\x01c"), ("ref", "\x01"), ("status", "\x00"),
+])
+def test_reads_encode_to_strings_and_back(read: tuple[str, str | int]) -> None:
+    text = encode_read(read)
+    assert decode_read(text) == read
+    assert type(decode_read(text)[1]) is type(read[1])     # type: ignore[index]
+
+
+def test_a_string_key_never_reads_as_an_integer_key() -> None:
+    assert encode_read(("leaf", 7)) != encode_read(("leaf", "7"))
+    with pytest.raises(TypeError):
+        encode_read(("leaf", 7.0))
+
+
+@pytest.mark.parametrize("text", ["by_id", "", "leaf\x017.5", "leaf\x01", "leaf\x01x",
+                                  "leaf\x01\u0663", "leaf\x01--1"])
+def test_other_strings_are_no_reads(text: str) -> None:
+    assert decode_read(text) is None
 
 
 def _written(site: Path, salt: str = "s") -> None:
@@ -66,8 +91,9 @@ def test_another_salt_or_a_damaged_file_gives_no_records(tmp_path: Path) -> None
 
 
 @pytest.mark.parametrize("damage", [
-    lambda t: t.replace('"leaf", 7', '"leaf", 7.5'),
-    lambda t: t.replace('"leaf", 7', '"leaf", null'),
+    lambda t: t.replace('"leaf\\u00017"', "7"),
+    lambda t: t.replace('"leaf\\u00017"', "null"),
+    lambda t: t.replace('"leaf\\u00017"', '["leaf", 7]'),
     lambda t: t.replace('"claim"', "1"),
     lambda t: t[:-5],
     lambda t: t.replace("claims/c-1.html\t", "claims/other.html\t"),
