@@ -20,9 +20,8 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Iterable
 
-from bundler.graph.paths import node_for
 from bundler.graph.tracking import EVERYTHING, Read, TrackedDict, paused
-from bundler.model.events import EventBase
+from bundler.model.events import ClaimEvent, EventBase, IndividualEvent
 from bundler.output.cache import Encoder, Uncacheable
 from bundler.output.deps_file import DepsRecord, decode_read, encode_read, parse_record
 from bundler.render.pages.artifacts import few_artifacts
@@ -45,11 +44,6 @@ _ID_MAPS = frozenset({"node_of_record", "node_of_individual", "workflow_of_node"
 _IDS_MAPS = frozenset({"children", "used_by", "superseded_by", "derived_claims", "cited_by",
                        "applied_by"})
 _MAPS = _EVENT_MAPS | _EVENTS_MAPS | _ID_MAPS | _IDS_MAPS
-
-
-def _text(*parts: str | None) -> str:
-    """An injective text of a few strings or Nones (each string length-prefixed)."""
-    return "".join("n" if s is None else f"{len(s)}:{s}" for s in parts)
 
 
 class PageDeps:
@@ -93,14 +87,8 @@ class PageDeps:
             if ns in _EVENTS_MAPS:
                 return ",".join(map(self._event, value))
             return self.encoder.encode(value)
-        if ns == "ref":
-            # as from a page one folder deep, like every tracked page (the page's own
-            # depth only adds "../"): the ref the page made is then still memoised
-            r = ctx.ref(key, "x/x")
-            return _text(r.id, r.label, r.kind, r.href, r.state)
-        if ns == "node":
-            n = node_for(idx, key)
-            return _text(n.id, n.kind, n.label, n.state)
+        if ns in ("ref", "node"):
+            return self._object(key)
         if ns == "status":
             claim = dict.get(idx.claims, key)
             return idx.claim_status(claim).value if claim is not None else "-"
@@ -109,6 +97,23 @@ class PageDeps:
         if ns == "few-artifacts":
             return str(few_artifacts(idx))
         raise Uncacheable(f"no value is known for reads of {ns!r}")
+
+    def _object(self, oid: str) -> str:
+        """What a ref and a graph node of ``oid`` are made from: its event, a claim's
+        status, an artifact's payload record (``test_page_deps`` checks that making
+        either reads nothing else).  Spelling out the ref itself would cost a label,
+        a link and a status per read, which was most of the time of a rebuild."""
+        idx = self.ctx.idx
+        ev = dict.get(idx.by_id, oid)
+        if ev is None:
+            return "-"
+        text = self._event(ev)
+        if isinstance(ev, ClaimEvent):
+            return f"{text}|{idx.claim_status(ev).value}"
+        if isinstance(ev, IndividualEvent) and ev.payload is not None:
+            payload = self.ctx.bundle.payloads.get(ev.payload.digest)
+            return f"{text}|{self.encoder.encode(payload)}"
+        return text
 
     def _events(self, p: int) -> str:
         """Page ``p`` of the log: its events, their lines and leaves, and whether more

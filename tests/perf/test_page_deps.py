@@ -323,12 +323,29 @@ def test_records_of_carried_pages_serve_the_next_build_too(
     assert carried.mismatched == []
 
 
-def test_query_tokens_cover_every_field() -> None:
-    """``PageDeps.token`` spells out the fields of a graph node and of a ref: a field
-    added to either must be added there too, or a change in it would go unseen."""
-    from dataclasses import fields
+def test_refs_and_nodes_read_only_what_their_token_covers(base: Path) -> None:
+    """``PageDeps`` values a ref or graph node read by the object's event, a claim's
+    status and an artifact's payload record; making one must read nothing else (a
+    label or state drawn from another object would go unseen)."""
+    from bundler.graph.paths import _node
+    from bundler.graph.tracking import recording
+    from bundler.render.pages.base import BuildContext
+    from bundler.render.urls import Linker
 
-    from bundler.graph.paths import GNode
-    from bundler.render.pages.base import Ref
-    assert [f.name for f in fields(GNode)] == ["id", "kind", "label", "state"]
-    assert [f.name for f in fields(Ref)] == ["id", "label", "kind", "href", "state"]
+    with ExitStack() as stack:
+        report = verify_bundle(base, VerifyOptions(), stack=stack)
+        idx = build_index(report.bundle)
+        ctx = BuildContext(report, idx, Linker(idx))
+        oids = [*idx.by_id, "ext:elsewhere", "never-there"]
+        kinds = {type(idx.by_id[o]).__name__ for o in idx.by_id}
+        assert {"ClaimEvent", "IndividualEvent", "FitnessEvent", "OperatorEvent"} <= kinds
+        for oid in oids:
+            ev = idx.by_id.get(oid)
+            allowed = {("by_id", oid), ("status", oid)}
+            if isinstance(ev, IndividualEvent) and ev.payload is not None:
+                allowed.add(("payloads", ev.payload.digest))
+            for make in (lambda: ctx._ref(oid, "x/x"), lambda: _node(idx, oid)):
+                ctx._refs.clear()
+                with recording() as reads:
+                    make()
+                assert reads <= allowed, (oid, reads - allowed)
