@@ -344,8 +344,40 @@ def test_refs_and_nodes_read_only_what_their_token_covers(base: Path) -> None:
             allowed = {("by_id", oid), ("status", oid)}
             if isinstance(ev, IndividualEvent) and ev.payload is not None:
                 allowed.add(("payloads", ev.payload.digest))
-            for make in (lambda: ctx._ref(oid, "x/x"), lambda: _node(idx, oid)):
+            for make in (lambda o=oid: ctx._ref(o, "x/x"), lambda o=oid: _node(idx, o)):
                 ctx._refs.clear()
                 with recording() as reads:
                     make()
                 assert reads <= allowed, (oid, reads - allowed)
+
+
+def test_a_rebuild_analyses_only_new_texts_for_near_duplicates(
+        base: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """near-duplicates takes the features of texts it saw in the last build from the
+    site's text store; the page is still the one a cold build makes."""
+    from bundler.query import duplicates
+
+    analysed: list[bytes] = []
+    real = duplicates._analyse
+
+    def counting(data: bytes, tokens: object) -> object:
+        analysed.append(data)
+        return real(data, tokens)       # type: ignore[arg-type]
+
+    def new_text(w: BundleWriter, o: Old) -> None:
+        payload = w.put_payload(b"def late(x):\n    return x * 3\n", "text/x-python")
+        w.append("individual", id="t-text", run=o.run, stream=o.stream, kind="program",
+                 name="late text", payload=payload.model_dump(mode="json"))
+
+    monkeypatch.setattr(duplicates, "_analyse", counting)
+    grown = _grown(base, tmp_path / "grown", new_text)
+    site = tmp_path / "site"
+    build(base, site)
+    first = len(analysed)
+    analysed.clear()
+    build(grown, site)
+    assert first >= 20
+    assert analysed == [b"def late(x):\n    return x * 3\n"]
+    fresh = tmp_path / "fresh"
+    build(grown, fresh, incremental=False)
+    assert tree(site) == tree(fresh)
