@@ -110,7 +110,8 @@ def test_clicking_a_graph_node_navigates(name: str, site_of: Callable[[str], Bui
         assert target is not None, "no graph node links to another page"
         nodes.nth(target[0]).click()
         poll(lambda: page.url.split("#")[0].endswith("/" + target[1]), what=f"-> {target[1]}")
-        assert page.locator("main h1").count() == 1
+        # the URL is the new page's once navigation commits; its heading comes as it loads
+        poll(lambda: page.locator("main h1").count() == 1, what="the new page's one heading")
         assert log.problems() == []
 
 
