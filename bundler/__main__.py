@@ -1,3 +1,3 @@
-from bundler.cli import main
+from bundler.cli import run
 
-raise SystemExit(main())
+run()

@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 missing=()
 command -v dot >/dev/null 2>&1 || missing+=(graphviz)
-fc-list 2>/dev/null | grep -qi "DejaVuSans" || missing+=(fonts-dejavu-core)
+fc-list 2>/dev/null | grep -i "DejaVuSans" >/dev/null || missing+=(fonts-dejavu-core)
 if [ "${WITH_BROWSER:-0}" = "1" ] && [ ! -x /usr/bin/chromium ]; then
   missing+=(chromium)
 fi

@@ -387,3 +387,16 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["--version"], capsys)
     assert code == 0
     assert out.startswith("review-bundler ")
+
+
+def test_the_command_flushes_everything_before_its_fast_exit(built: BuiltBundle) -> None:
+    """``python -m bundler`` leaves with ``os._exit`` (no heap teardown): output that is
+    still buffered must be flushed first, and the exit code must be main()'s."""
+    from bundler.schema import schema_json
+
+    p = proc("schema")
+    assert p.returncode == 0 and p.stdout == schema_json()     # 50+ KB through a pipe
+    p = proc("validate", str(built.path), "--trust-key", KEY, "--format", "json")
+    assert p.returncode == 0 and json.loads(p.stdout)["valid"] is True
+    p = proc("no-such-command")
+    assert p.returncode == 2 and "invalid choice" in p.stderr
