@@ -283,8 +283,8 @@ def run() -> NoReturn:
     heap down.
 
     Python frees every object at exit, one by one: the verified bundle and its
-    index are hundreds of thousands of them, which took 0.05 s after a 10k-event
-    build (a thirtieth of a rebuild) and grows with the bundle.  By the time
+    index are hundreds of thousands of them: about 0.03 s after a 10k-event build,
+    0.24 s at 100k, growing with the bundle.  By the time
     :func:`main` returns, everything it writes is written and closed (sites are
     committed by rename, manifests and records by rename, workers and Graphviz
     are reaped), so only the standard streams are left to flush.

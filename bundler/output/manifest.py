@@ -232,9 +232,11 @@ def _hash_regular(src: Path, *, keep: bool) -> tuple[str, os.stat_result, bytes 
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             return None
+        if not keep and st.st_size > _SMALL:
+            return hashlib.file_digest(fh, "sha256").hexdigest(), st, None
+        data = fh.read()            # one read (see _SMALL); kept only if asked
         if not keep:
-            return sha256_file(fh).hexdigest(), st, None
-        data = fh.read()
+            return hashlib.sha256(data).hexdigest(), st, None
     return hashlib.sha256(data).hexdigest(), st, data
 
 
