@@ -1,3 +1,4 @@
 from bundler.cli import run
 
-run()
+if __name__ == "__main__":  # not when a spawned helper process imports it
+    run()

@@ -220,10 +220,13 @@ def _reuse(job: RenderJob, path: str, fp: str, graphs: int, facts: dict[str, Any
                       record, kept)
 
 
-def finish_tasks(job: RenderJob, work: ChunkWork) -> list[PageResult]:
+def finish_tasks(job: RenderJob, work: ChunkWork,
+                 laid_out: dict[str, str] | None = None) -> list[PageResult]:
     """Sanitise the chunk's new graphs (after ``work.batch.run()``), render and write the
-    pages that were not carried over."""
-    svgs = _layout_finish(work.svgs, work.owners, work.batch, job.graphs)
+    pages that were not carried over.  ``laid_out``: the graphs already sanitised
+    (:func:`~bundler.render.graphviz.lay_out` of ``work.batch``, in a helper process)."""
+    svgs = _layout_finish(work.svgs, work.owners,
+                          work.batch.finish() if laid_out is None else laid_out, job.graphs)
     for i in work.todo:
         page = work.pages[i]
         assert page is not None
@@ -287,9 +290,11 @@ def _layout_start(pages: list[Page], dot: str | None, store: GraphCache | None =
 
 
 def _layout_finish(out: dict[str, dict[str, Markup]], owners: dict[str, tuple[str, str, str]],
-                   batch: DotBatch, store: GraphCache | None) -> dict[str, dict[str, Markup]]:
-    """page path -> slot -> sized inline SVG: ``out`` plus the batch's graphs (stored)."""
-    for name, svg in batch.finish().items():
+                   laid_out: dict[str, str], store: GraphCache | None
+                   ) -> dict[str, dict[str, Markup]]:
+    """page path -> slot -> sized inline SVG: ``out`` plus the newly laid-out graphs
+    (stored)."""
+    for name, svg in laid_out.items():
         path, slot, key = owners[name]
         if store is not None and key:
             store.put(key, svg)

@@ -20,8 +20,10 @@ import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from bundler.graph.paths import GEdge, GNode
+if TYPE_CHECKING:  # annotations only: the graph helper processes import this module alone
+    from bundler.graph.paths import GEdge, GNode
 
 #: Above this many nodes ``dot`` layout stops being interactive-fast (DESIGN-NOTES §6).
 #: :func:`dot_source` refuses such specs with ``ValueError``: callers cluster,

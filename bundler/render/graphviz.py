@@ -31,7 +31,7 @@ from bundler.render.dot import (
 from bundler.render.svg_fast import sanitize
 
 __all__ = ["MAX_NODES", "DotBatch", "GraphSpec", "assert_inline_safe", "dot_source", "find_dot",
-           "prepare_svgs", "render_svgs"]
+           "lay_out", "prepare_svgs", "render_svgs"]
 
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
@@ -72,9 +72,7 @@ def render_svgs(specs: Sequence[GraphSpec], *, jobs: int = 1,
     :class:`DependencyError` when ``dot`` is missing or fails, and
     :class:`BundlerError` when its output is not what we asked for.
     """
-    batch = prepare_svgs(specs, jobs=jobs, dot=dot)
-    batch.run()
-    return batch.finish()
+    return lay_out(prepare_svgs(specs, jobs=jobs, dot=dot))
 
 
 class DotBatch:
@@ -83,12 +81,15 @@ class DotBatch:
     :meth:`run` only feeds ``dot`` processes and collects their output: it
     touches nothing but this batch, so it may run in another thread while the
     caller's thread prepares or finishes other pages (a subprocess runs beside
-    the GIL).  :meth:`finish` sanitises, in the caller's thread.
+    the GIL).  :meth:`finish` sanitises, in the caller's thread.  A batch holds
+    only strings (the DOT sources and each graph's caption), so it can also be
+    sent whole to another process, which runs :func:`lay_out`: ``dot`` and
+    the sanitiser both.
     """
 
     def __init__(self, specs: Sequence[GraphSpec], graphs: list[DotGraph], exe: str,
                  jobs: int) -> None:
-        self.specs = {s.name: s for s in specs}
+        self.captions = {s.name: (s.title, s.description) for s in specs}
         self.chunks = _chunks(graphs, min(jobs, len(graphs))) if graphs else []
         self.exe = exe
         self.outputs: list[list[str]] | None = None
@@ -106,9 +107,17 @@ class DotBatch:
         result: dict[str, str] = {}
         for chunk, docs in zip(self.chunks, self.outputs, strict=True):
             for graph, doc in zip(chunk, docs, strict=True):
-                spec = self.specs[graph.name]
-                result[graph.name] = postprocess(doc, graph, spec.title, spec.description)
+                title, description = self.captions[graph.name]
+                result[graph.name] = postprocess(doc, graph, title, description)
         return result
+
+
+def lay_out(batch: DotBatch) -> dict[str, str]:
+    """Both steps after :func:`prepare_svgs`: the inline-safe SVG of every graph of
+    ``batch``, by name.  A plain function of the batch's strings, to run in a helper
+    process."""
+    batch.run()
+    return batch.finish()
 
 
 def prepare_svgs(specs: Sequence[GraphSpec], *, jobs: int = 1,

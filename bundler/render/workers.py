@@ -7,7 +7,8 @@ the verified bundle plus a chunk per worker, whatever the number of pages,
 but each worker ends up with its own copy of most of the bundle (reference
 counts un-share the pages), so workers are only forked while the estimated
 tree fits :data:`MEMORY_BUDGET` (:func:`render_workers`); above that, pages
-render in this process, with the same bytes.
+render in this process, with the same bytes, and two small spawned helper
+processes lay out and sanitise the graphs beside it.
 """
 
 from __future__ import annotations
@@ -17,17 +18,27 @@ import math
 import multiprocessing
 import os
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import (
+    BrokenExecutor,
+    Executor,
+    Future,
+    ProcessPoolExecutor,
+    ThreadPoolExecutor,
+)
 
+from bundler.errors import BundlerError
 from bundler.render import chunks
 from bundler.render.chunks import (
+    ChunkWork,
     PageResult,
     RenderJob,
     finish_tasks,
     render_tasks,
     start_tasks,
 )
+from bundler.render.graphviz import DotBatch, lay_out
 from bundler.render.pages.plan import PageTask
 
 #: Peak memory of the whole build (this process and its render workers) that
@@ -43,6 +54,9 @@ WORKER_SHARE = 0.8
 #: Pages per chunk: big enough that one ``dot`` start (~10 ms) per chunk is
 #: noise, small enough that workers stay evenly loaded and memory bounded.
 MAX_CHUNK = 128
+#: Chunks whose graphs are with the graph helpers while this process renders (in-process
+#: rendering): two, so a chunk heavy in graphs does not leave this process waiting.
+LAYOUTS_IN_FLIGHT = 2
 MIN_CHUNK = 8
 
 
@@ -79,10 +93,14 @@ def render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
         if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
             meanwhile()
             overlap = requested > 1     # -j 1 asks for one thing at a time
-            done = list(_render_pipelined(job, audit, overlap))
-            job.ctx.audit_pages = _audit_counts(done)
-            yield from done
-            yield from _render_pipelined(job, parts, overlap)
+            # audits first, then the rest in the same pipeline (no drain in between)
+            audit_paths = {t.path for part in audit for t in part}
+            counted: list[PageResult] = []
+            for result in _render_pipelined(job, audit + parts, overlap):
+                if result.path in audit_paths:
+                    counted.append(result)
+                yield result
+            job.ctx.audit_pages = _audit_counts(counted)
             yield from render_tasks(job, last)
         else:
             yield from _render_forked(job, jobs, audit, parts, last, meanwhile)
@@ -133,30 +151,63 @@ def _render_forked(job: RenderJob, jobs: int, audit: list[list[PageTask]],
 
 def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
                       overlap: bool) -> Iterator[PageResult]:
-    """Render ``parts`` in this process; with ``overlap``, each chunk's Graphviz run
-    happens in a helper thread while this thread prepares the next chunk and
-    finishes the previous one.
+    """Render ``parts`` in this process; with ``overlap``, the graphs of the next
+    :data:`LAYOUTS_IN_FLIGHT` chunks are laid out and sanitised by helper processes
+    while this process makes and renders pages.
 
-    Only the ``dot`` subprocess and its pipes are in the helper thread (a
-    tenth to a fifth of the build); every Python object of the build stays
-    with this thread, so nothing needs a lock and the output is the same.
-    Memory grows by one chunk (no copy of the bundle, unlike a fork).
+    A helper receives only a chunk's DOT sources and captions and sends back SVG
+    text (:func:`~bundler.render.graphviz.lay_out`).  Helpers are *spawned*, not
+    forked: this path is taken when the bundle is too big to copy, and a forked
+    child un-shares the parent's pages as it allocates (measured at 100k events:
+    0.12 GiB per forked helper; a spawned one is a fresh interpreter of about 30
+    MB).  Every Python object of the build stays with this process's one thread,
+    and the output is the same.
     """
     if not overlap or len(parts) < 2:
         for part in parts:
             yield from render_tasks(job, part)
         return
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="review-bundler-dot") as pool:
-        current = start_tasks(job, parts[0])
-        running = pool.submit(current.batch.run)
-        for part in parts[1:]:
-            following = start_tasks(job, part)      # while dot lays out `current`
-            running.result()
-            running = pool.submit(following.batch.run)
-            yield from finish_tasks(job, current)   # while dot lays out `following`
-            current = following
-        running.result()
-        yield from finish_tasks(job, current)
+    pool = _graph_helpers()
+    try:
+        waiting: deque[tuple[ChunkWork, Future[dict[str, str]]]] = deque()
+        for part in parts:
+            work = start_tasks(job, part)
+            waiting.append((work, _submit_layout(pool, work.batch)))
+            if len(waiting) > LAYOUTS_IN_FLIGHT:
+                done, laid_out = waiting.popleft()
+                yield from finish_tasks(job, done, laid_out.result())
+        while waiting:
+            done, laid_out = waiting.popleft()
+            yield from finish_tasks(job, done, laid_out.result())
+    except BrokenExecutor as exc:
+        raise BundlerError(f"a Graphviz helper process died ({exc}); the build "
+                           "stopped and the previous site is kept") from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)   # a failure stops the rest at once
+
+
+def _graph_helpers() -> Executor:
+    """The helper processes of :func:`_render_pipelined` (threads, which overlap
+    only ``dot`` itself, where processes cannot be started)."""
+    try:
+        return GraphHelpers(max_workers=LAYOUTS_IN_FLIGHT,
+                            mp_context=multiprocessing.get_context("spawn"))
+    except (OSError, ValueError):
+        return ThreadPoolExecutor(max_workers=LAYOUTS_IN_FLIGHT,
+                                  thread_name_prefix="review-bundler-dot")
+
+
+class GraphHelpers(ProcessPoolExecutor):
+    """The process pool of :func:`_graph_helpers` (its own name, so tests can tell it
+    from the render workers)."""
+
+
+def _submit_layout(pool: Executor, batch: DotBatch) -> Future[dict[str, str]]:
+    if not batch.chunks:        # every graph of the chunk came from the store
+        done: Future[dict[str, str]] = Future()
+        done.set_result({})
+        return done
+    return pool.submit(lay_out, batch)
 
 
 def render_workers(jobs: int, resident: int | None, budget: int) -> int:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import subprocess
+import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -148,11 +152,31 @@ def test_a_failing_copy_fails_the_build_and_keeps_the_old_site(
     assert sorted(p.name for p in tmp_path.iterdir() if ".building-" in p.name) == []
 
 
+def _failing_dot(tmp_path: Path, from_call: int, real: str) -> tuple[Path, Path]:
+    """A ``dot`` that fails from its ``from_call``-th run on (the real one before) and
+    logs each run to a file: the graph helpers are separate processes, so a patched
+    function would not reach them, but an executable on PATH does."""
+    calls = tmp_path / "dot-calls"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir(parents=True)
+    script = bin_dir / "dot"
+    script.write_text(
+        "#!/bin/sh\n"
+        f'echo run >> "{calls}"\n'
+        f'if [ "$(wc -l < "{calls}")" -ge {from_call} ]; then\n'
+        '  cat > /dev/null; echo "dot crashed" >&2; exit 3\n'
+        "fi\n"
+        f'exec "{real}" "$@"\n')
+    script.chmod(0o755)
+    return bin_dir, calls
+
+
 @pytest.mark.parametrize("where", ["page", "graphviz"])
 def test_a_failure_in_pipelined_in_process_rendering_keeps_the_old_site(
         synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str) -> None:
-    """Over the memory budget pages render in this process with Graphviz in a helper
-    thread: a failure on either side stops the build (no hang), and the old site stays."""
+    """Over the memory budget pages render in this process with Graphviz and the
+    sanitiser in helper processes: a failure on either side stops the build (no hang),
+    and the old site stays."""
     out = tmp_path / "site"
     build(synth_3k, out, jobs=2)
     before = tree(out)
@@ -167,17 +191,28 @@ def test_a_failure_in_pipelined_in_process_rendering_keeps_the_old_site(
             return real(*args)
         return wrapper
 
-    if where == "graphviz":     # runs in the helper thread
-        monkeypatch.setattr(graphviz, "_run_dot",
-                            on_call(3, DependencyError("dot crashed"), graphviz._run_dot))
-        expected, last = "dot crashed", 3
-    else:                       # runs in the main thread, while dot runs beside
+    if where == "graphviz":     # runs in a helper process
+        real = shutil.which("dot")
+        assert real is not None
+        bin_dir, runs = _failing_dot(tmp_path, 3, real)
+        monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+        with pytest.raises(DependencyError, match="dot crashed"):
+            build(synth_3k, out, jobs=2, incremental=False)
+        # stopped at the failure: after two good runs, each chunk already handed to a
+        # helper failed and was retried graph by graph, failing at its first graph
+        failed = len(runs.read_text().splitlines())
+        assert 4 <= failed <= 2 + 2 * (workers.LAYOUTS_IN_FLIGHT + 1)
+        runs.unlink()
+        monkeypatch.setenv("PATH", f"{_failing_dot(tmp_path / 'ok', 10**6, real)[0]}:"
+                           f"{os.environ['PATH']}")
+        build(synth_3k, tmp_path / "whole", jobs=2, incremental=False)
+        assert len((tmp_path / "ok" / "dot-calls").read_text().splitlines()) > 2 * failed
+    else:                       # runs in this process, while the helpers lay out graphs
         monkeypatch.setattr(workers, "start_tasks",
                             on_call(4, BundlerError("page broke"), workers.start_tasks))
-        expected, last = "page broke", 4
-    with pytest.raises(BundlerError, match=expected):
-        build(synth_3k, out, jobs=2, incremental=False)
-    assert calls == [last]          # stopped at the failure: nothing more was started
+        with pytest.raises(BundlerError, match="page broke"):
+            build(synth_3k, out, jobs=2, incremental=False)
+        assert calls == [4]          # stopped at the failure: nothing more was started
     assert tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir() if ".building-" in p.name) == []
 
@@ -228,32 +263,48 @@ def test_over_the_memory_budget_pages_render_in_process_and_identically(
     monkeypatch.setenv("REVIEW_BUNDLER_MEMORY_MIB", "1")
     monkeypatch.setattr(workers, "ProcessPoolExecutor", no_pool)
     python_threads: set[str] = set()
-    dot_threads: set[str] = set()
-    real_start, real_finish, real_run = workers.start_tasks, workers.finish_tasks, \
-        graphviz.DotBatch.run
+    pools: list[str] = []
+    real_start, real_finish, real_submit = workers.start_tasks, workers.finish_tasks, \
+        workers._submit_layout
 
     def start(job: chunks.RenderJob, tasks: list[plan.PageTask]) -> chunks.ChunkWork:
         python_threads.add(threading.current_thread().name)
         return real_start(job, tasks)
 
-    def finish(job: chunks.RenderJob, work: chunks.ChunkWork) -> list[chunks.PageResult]:
+    def finish(job: chunks.RenderJob, work: chunks.ChunkWork,
+               laid_out: dict[str, str] | None = None) -> list[chunks.PageResult]:
         python_threads.add(threading.current_thread().name)
-        return real_finish(job, work)
+        assert laid_out is not None             # sanitised by a helper, not here
+        return real_finish(job, work, laid_out)
 
-    def run(batch: graphviz.DotBatch) -> None:
+    def submit(pool: Any, batch: graphviz.DotBatch) -> Any:
         if batch.chunks:
-            dot_threads.add(threading.current_thread().name)
-        real_run(batch)
+            pools.append(type(pool).__name__)
+        return real_submit(pool, batch)
 
     monkeypatch.setattr(workers, "start_tasks", start)
     monkeypatch.setattr(workers, "finish_tasks", finish)
-    monkeypatch.setattr(graphviz.DotBatch, "run", run)
+    monkeypatch.setattr(workers, "_submit_layout", submit)
     build(synth_3k, tmp_path / "here", jobs=2, incremental=False)
     assert tree(tmp_path / "here") == tree(tmp_path / "forked")
-    # Graphviz runs in a helper thread, overlapping this thread's Python work, which
-    # never leaves the main thread (nothing in the build needs a lock)
+    # Graphviz and the sanitiser run in spawned helper processes, overlapping this
+    # process's Python work, which never leaves the main thread (nothing needs a lock)
     assert python_threads == {"MainThread"}
-    assert any(t.startswith("review-bundler-dot") for t in dot_threads)
+    assert pools and set(pools) == {"GraphHelpers"}
+
+
+def test_graph_helpers_are_spawned_and_import_no_bundle_code() -> None:
+    """A helper is a fresh interpreter that imports the Graphviz module alone: forked,
+    or importing the models, it would cost memory on the path that exists to save it."""
+    probe = ("import sys, bundler.render.graphviz; "
+             "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'jinja2', "
+             "'bundler.graph', 'bundler.verify', 'bundler.model'))))")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == "[]"
+    with workers._graph_helpers() as pool:
+        assert isinstance(pool, workers.GraphHelpers)
+        assert pool._mp_context.get_start_method() == "spawn"
 
 
 def test_in_process_rendering_runs_with_the_bundle_frozen(
