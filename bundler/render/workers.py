@@ -21,14 +21,11 @@ import threading
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import (
-    BrokenExecutor,
-    Executor,
     Future,
     ProcessPoolExecutor,
     ThreadPoolExecutor,
 )
 
-from bundler.errors import BundlerError
 from bundler.render import chunks
 from bundler.render.chunks import (
     ChunkWork,
@@ -38,6 +35,7 @@ from bundler.render.chunks import (
     render_tasks,
     start_tasks,
 )
+from bundler.render.graph_helper import GraphHelpers
 from bundler.render.graphviz import DotBatch, lay_out
 from bundler.render.pages.plan import PageTask
 
@@ -153,15 +151,12 @@ def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
                       overlap: bool) -> Iterator[PageResult]:
     """Render ``parts`` in this process; with ``overlap``, the graphs of the next
     :data:`LAYOUTS_IN_FLIGHT` chunks are laid out and sanitised by helper processes
-    while this process makes and renders pages.
+    (:mod:`bundler.render.graph_helper`) while this process makes and renders pages.
 
     A helper receives only a chunk's DOT sources and captions and sends back SVG
-    text (:func:`~bundler.render.graphviz.lay_out`).  Helpers are *spawned*, not
-    forked: this path is taken when the bundle is too big to copy, and a forked
-    child un-shares the parent's pages as it allocates (measured at 100k events:
-    0.12 GiB per forked helper; a spawned one is a fresh interpreter of about 30
-    MB).  Every Python object of the build stays with this process's one thread,
-    and the output is the same.
+    text, so it holds no copy of the bundle: a fresh interpreter of about 40 MB
+    (this path is taken when the bundle is too big to copy).  Every Python object
+    of the build stays with this process's main thread, and the output is the same.
     """
     if not overlap or len(parts) < 2:
         for part in parts:
@@ -179,35 +174,40 @@ def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
         while waiting:
             done, laid_out = waiting.popleft()
             yield from finish_tasks(job, done, laid_out.result())
-    except BrokenExecutor as exc:
-        raise BundlerError(f"a Graphviz helper process died ({exc}); the build "
-                           "stopped and the previous site is kept") from None
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)   # a failure stops the rest at once
+        pool.close()    # waits for running batches, drops the rest: a failure stops at once
 
 
-def _graph_helpers() -> Executor:
-    """The helper processes of :func:`_render_pipelined` (threads, which overlap
-    only ``dot`` itself, where processes cannot be started)."""
+def _graph_helpers() -> GraphHelpers | _LocalLayout:
+    """:data:`LAYOUTS_IN_FLIGHT` helper processes; threads (which overlap only ``dot``
+    itself) where no process can be started."""
     try:
-        return GraphHelpers(max_workers=LAYOUTS_IN_FLIGHT,
-                            mp_context=multiprocessing.get_context("spawn"))
-    except (OSError, ValueError):
-        return ThreadPoolExecutor(max_workers=LAYOUTS_IN_FLIGHT,
-                                  thread_name_prefix="review-bundler-dot")
+        return GraphHelpers(LAYOUTS_IN_FLIGHT)
+    except OSError:
+        return _LocalLayout()
 
 
-class GraphHelpers(ProcessPoolExecutor):
-    """The process pool of :func:`_graph_helpers` (its own name, so tests can tell it
-    from the render workers)."""
+class _LocalLayout:
+    """:class:`GraphHelpers`' interface, laying out in threads of this process."""
+
+    def __init__(self) -> None:
+        self._threads = ThreadPoolExecutor(max_workers=LAYOUTS_IN_FLIGHT,
+                                           thread_name_prefix="review-bundler-dot")
+
+    def submit(self, batch: DotBatch) -> Future[dict[str, str]]:
+        return self._threads.submit(lay_out, batch)
+
+    def close(self) -> None:
+        self._threads.shutdown(wait=True, cancel_futures=True)
 
 
-def _submit_layout(pool: Executor, batch: DotBatch) -> Future[dict[str, str]]:
+def _submit_layout(pool: GraphHelpers | _LocalLayout,
+                   batch: DotBatch) -> Future[dict[str, str]]:
     if not batch.chunks:        # every graph of the chunk came from the store
         done: Future[dict[str, str]] = Future()
         done.set_result({})
         return done
-    return pool.submit(lay_out, batch)
+    return pool.submit(batch)
 
 
 def render_workers(jobs: int, resident: int | None, budget: int) -> int:

@@ -16,7 +16,7 @@ import pytest
 
 from bundler.errors import BundlerError, DependencyError, OutputError
 from bundler.graph.index import build_index
-from bundler.render import chunks, graphviz, search_index, workers
+from bundler.render import chunks, graph_helper, graphviz, search_index, workers
 from bundler.render import site as site_mod
 from bundler.render.pages import artifacts, base, lineage, plan, workflow
 from bundler.render.pages.base import BuildContext
@@ -287,24 +287,50 @@ def test_over_the_memory_budget_pages_render_in_process_and_identically(
     monkeypatch.setattr(workers, "_submit_layout", submit)
     build(synth_3k, tmp_path / "here", jobs=2, incremental=False)
     assert tree(tmp_path / "here") == tree(tmp_path / "forked")
-    # Graphviz and the sanitiser run in spawned helper processes, overlapping this
-    # process's Python work, which never leaves the main thread (nothing needs a lock)
+    # Graphviz and the sanitiser run in helper processes, overlapping this process's
+    # Python work, which never leaves the main thread (nothing needs a lock)
     assert python_threads == {"MainThread"}
     assert pools and set(pools) == {"GraphHelpers"}
 
 
-def test_graph_helpers_are_spawned_and_import_no_bundle_code() -> None:
-    """A helper is a fresh interpreter that imports the Graphviz module alone: forked,
-    or importing the models, it would cost memory on the path that exists to save it."""
-    probe = ("import sys, bundler.render.graphviz; "
+def test_graph_helpers_import_no_bundle_code_and_survive_an_unguarded_main(
+        tmp_path: Path) -> None:
+    """A helper is a fresh interpreter that imports the Graphviz module alone, and
+    starting one never runs the caller's ``__main__`` again (``multiprocessing``'s
+    spawn would: a library user's script without the ``__main__`` guard would run
+    twice and fail)."""
+    probe = ("import sys, bundler.render.graph_helper; "
              "print(sorted(m for m in sys.modules if m.startswith(('pydantic', 'jinja2', "
              "'bundler.graph', 'bundler.verify', 'bundler.model'))))")
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           check=True)
     assert done.stdout.strip() == "[]"
-    with workers._graph_helpers() as pool:
-        assert isinstance(pool, workers.GraphHelpers)
-        assert pool._mp_context.get_start_method() == "spawn"
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import sys\n"
+        "from bundler.render import graphviz, graph_helper\n"
+        "from bundler.render.dot import GraphSpec\n"
+        "from bundler.graph.paths import GNode\n"
+        "print('main ran', flush=True)\n"
+        "spec = GraphSpec('g', 'T', 'D', [GNode('a', 'claim', 'A')], [], lambda _: None)\n"
+        "helpers = graph_helper.GraphHelpers(2)\n"
+        "svg = helpers.submit(graphviz.prepare_svgs([spec])).result()['g']\n"
+        "helpers.close()\n"
+        "print(svg.startswith('<svg'), len(svg) > 100)\n")
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          check=True, cwd=tmp_path)
+    assert done.stdout.split("\n") == ["main ran", "True True", ""]
+
+
+def test_a_graph_helper_that_dies_is_a_clear_error(tmp_path: Path) -> None:
+    helpers = graph_helper.GraphHelpers(1)
+    try:
+        helpers._helpers[0].proc.kill()
+        spec = graphviz.GraphSpec("g", "T", "D", [], [], lambda _: None)
+        with pytest.raises(BundlerError, match="Graphviz helper process died"):
+            helpers.submit(graphviz.prepare_svgs([spec], dot="dot")).result()
+    finally:
+        helpers.close()
 
 
 def test_in_process_rendering_runs_with_the_bundle_frozen(
