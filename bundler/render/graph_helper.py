@@ -22,6 +22,7 @@ import contextlib
 import os
 import pickle
 import queue
+import signal
 import subprocess
 import sys
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -61,9 +62,11 @@ class _Helper:
         # the child imports this same copy of the package, whatever sys.path did here
         root = str(Path(__file__).resolve().parents[2])
         env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        # A session of its own: Ctrl-C in a terminal reaches the build alone, which
+        # then closes this helper's stdin (also when the build is killed outright).
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "bundler.render.graph_helper"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True)
 
     def lay_out(self, batch: DotBatch) -> dict[str, str]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -136,6 +139,9 @@ class GraphHelpers:
 
 def main() -> int:
     """The helper's loop: one answer per request, until stdin ends."""
+    # Should a SIGINT still come (sent to this process by hand), the build decides:
+    # it closes our stdin, so a helper never prints a traceback of its own.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     inp, out = sys.stdin.buffer, sys.stdout.buffer
     sys.stdout = sys.stderr         # nothing else may write into the answer stream
     while True:

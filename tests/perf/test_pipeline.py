@@ -5,9 +5,11 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -348,3 +350,41 @@ def test_in_process_rendering_runs_with_the_bundle_frozen(
     build(synth_3k, tmp_path / "site", jobs=1, incremental=False)
     assert frozen and min(frozen) > 10_000
     assert gc.get_freeze_count() == 0
+
+
+def test_ctrl_c_during_in_process_rendering_is_one_clean_message(
+        synth_3k: Path, tmp_path: Path) -> None:
+    """Ctrl-C reaches the terminal's process group: the build says "interrupted" once,
+    exits 130, leaves no helper behind and no traceback (the helpers, in a session of
+    their own, are not interrupted half-way through starting)."""
+    out = tmp_path / "site"
+    env = dict(os.environ, REVIEW_BUNDLER_MEMORY_MIB="1")
+    proc = subprocess.Popen([sys.executable, "-m", "bundler", "build", str(synth_3k), "-o",
+                             str(out), "-q", "--no-cache"], env=env, start_new_session=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+    def helpers() -> list[int]:
+        found = []
+        for entry in Path("/proc").iterdir():
+            try:
+                cmd = (entry / "cmdline").read_bytes()
+                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if b"bundler.render.graph_helper" in cmd and int(stat[1]) == proc.pid:
+                found.append(int(entry.name))
+        return found
+
+    deadline = time.monotonic() + 60
+    while not helpers() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
+    started = helpers()
+    assert len(started) == workers.LAYOUTS_IN_FLIGHT
+    os.killpg(proc.pid, signal.SIGINT)
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130
+    assert stderr.decode().strip() == "review-bundler: interrupted"
+    assert not out.exists()
+    for pid in started:
+        assert not Path(f"/proc/{pid}").exists() or \
+            (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z")
