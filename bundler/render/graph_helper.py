@@ -54,8 +54,17 @@ def _read_frame(inp: IO[bytes]) -> Any:
     return pickle.loads(blob)
 
 
+class HelperDied(BundlerError):
+    """A helper process ended (or never started) instead of answering."""
+
+
 class _Helper:
     """One helper process and its two pipes; used by one thread at a time."""
+
+    #: it has answered once: from then on, its death stops the build
+    answered = False
+    #: it never came up (no usable interpreter): its batches are laid out here instead
+    unusable = False
 
     def __init__(self) -> None:
         env = dict(os.environ)
@@ -75,10 +84,11 @@ class _Helper:
             ok, value = _read_frame(self.proc.stdout)
         except (EOFError, BrokenPipeError, pickle.UnpicklingError) as exc:
             self.proc.poll()
-            raise BundlerError(
+            raise HelperDied(
                 f"a Graphviz helper process died (exit status {self.proc.returncode}, "
                 f"{type(exc).__name__}); the build stopped and the previous site is kept"
             ) from None
+        self.answered = True
         if not ok:
             raise value
         result: dict[str, str] = value
@@ -106,6 +116,8 @@ class GraphHelpers:
     """
 
     def __init__(self, n: int) -> None:
+        if getattr(sys, "frozen", False):   # sys.executable is the application, not Python
+            raise OSError("no Python interpreter to start graph helpers with")
         self._free: queue.SimpleQueue[_Helper] = queue.SimpleQueue()
         self._helpers: list[_Helper] = []
         try:
@@ -125,7 +137,16 @@ class GraphHelpers:
     def _run(self, batch: DotBatch) -> dict[str, str]:
         helper = self._free.get()
         try:
-            return helper.lay_out(batch)
+            if not helper.unusable:
+                try:
+                    return helper.lay_out(batch)
+                except HelperDied:
+                    if helper.answered:
+                        raise
+                    # It never came up: an interpreter that cannot run the module (an
+                    # embedded or frozen Python).  Slower here, but the same bytes.
+                    helper.unusable = True
+            return lay_out(batch)
         finally:
             self._free.put(helper)
 

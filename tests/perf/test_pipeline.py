@@ -324,15 +324,38 @@ def test_graph_helpers_import_no_bundle_code_and_survive_an_unguarded_main(
     assert done.stdout.split("\n") == ["main ran", "True True", ""]
 
 
-def test_a_graph_helper_that_dies_is_a_clear_error(tmp_path: Path) -> None:
+def _one_graph() -> graphviz.DotBatch:
+    spec = graphviz.GraphSpec("g", "T", "D", [], [], lambda _: None)
+    return graphviz.prepare_svgs([spec], dot="dot")
+
+
+def test_a_graph_helper_that_dies_is_a_clear_error() -> None:
     helpers = graph_helper.GraphHelpers(1)
     try:
-        helpers._helpers[0].proc.kill()
-        spec = graphviz.GraphSpec("g", "T", "D", [], [], lambda _: None)
+        assert set(helpers.submit(_one_graph()).result()) == {"g"}     # it works ...
+        helpers._helpers[0].proc.kill()                                 # ... then dies
         with pytest.raises(BundlerError, match="Graphviz helper process died"):
-            helpers.submit(graphviz.prepare_svgs([spec], dot="dot")).result()
+            helpers.submit(_one_graph()).result()
     finally:
         helpers.close()
+
+
+def test_helpers_that_cannot_start_leave_the_layout_to_this_process(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """An interpreter that cannot run the helper module (embedded, frozen): the batches
+    are laid out here instead, with the same result, rather than failing the build."""
+    expected = graphviz.lay_out(_one_graph())
+    monkeypatch.setattr(sys, "executable", shutil.which("false") or "/bin/false")
+    helpers = graph_helper.GraphHelpers(2)
+    try:
+        assert [helpers.submit(_one_graph()).result() for _ in range(3)] == [expected] * 3
+        assert all(h.unusable for h in helpers._helpers)
+    finally:
+        helpers.close()
+    monkeypatch.setattr(sys, "frozen", True, raising=False)
+    with pytest.raises(OSError):
+        graph_helper.GraphHelpers(2)
+    assert isinstance(workers._graph_helpers(), workers._LocalLayout)
 
 
 def test_in_process_rendering_runs_with_the_bundle_frozen(
