@@ -1,4 +1,4 @@
 from bundler.cli import run
 
-if __name__ == "__main__":  # not when a spawned helper process imports it
+if __name__ == "__main__":  # run as a program, not when imported
     run()

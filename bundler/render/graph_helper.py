@@ -1,7 +1,7 @@
 """Helper processes that lay out and sanitise graphs beside in-process rendering.
 
-A helper is ``python -m bundler.render.graph_helper``: a fresh interpreter that
-imports the Graphviz module alone (about 40 MB), reads pickled
+A helper is a fresh interpreter (``python -I``) that imports this module and the
+Graphviz module alone (about 40 MB), reads pickled
 :class:`~bundler.render.graphviz.DotBatch` requests on stdin and answers each
 with its SVG by graph name (or the exception it raised) on stdout.  Each frame
 is an 8-byte little-endian length and a pickle.
@@ -19,7 +19,6 @@ created: nothing from the bundle is unpickled that this process did not pickle.
 from __future__ import annotations
 
 import contextlib
-import os
 import pickle
 import queue
 import signal
@@ -33,6 +32,13 @@ from bundler.errors import BundlerError
 from bundler.render.graphviz import DotBatch, lay_out
 
 _HEADER = 8
+#: The helper's entry point, run as ``python -I -c _BOOT ROOT``.
+_BOOT = ("import sys\n"
+         "root = sys.argv[1]\n"
+         "if root not in sys.path:\n"
+         "    sys.path.insert(0, root)\n"
+         "from bundler.render.graph_helper import main\n"
+         "raise SystemExit(main())\n")
 
 
 def _write_frame(out: IO[bytes], value: Any) -> None:
@@ -67,22 +73,23 @@ class _Helper:
     unusable = False
 
     def __init__(self) -> None:
-        env = dict(os.environ)
-        # the child imports this same copy of the package, whatever sys.path did here
+        # Isolated mode (-I): neither the working directory nor PYTHON* variables
+        # reach sys.path, so a folder named "bundler" where the build runs (a bundle
+        # could ship one) is never imported; the child imports this same copy of the
+        # package, from the folder it was loaded from.  A session of its own: Ctrl-C in
+        # a terminal reaches the build alone, which then closes this helper's stdin
+        # (also when the build is killed outright).
         root = str(Path(__file__).resolve().parents[2])
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        # A session of its own: Ctrl-C in a terminal reaches the build alone, which
-        # then closes this helper's stdin (also when the build is killed outright).
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "bundler.render.graph_helper"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, start_new_session=True)
+            [sys.executable, "-I", "-c", _BOOT, root],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
 
     def lay_out(self, batch: DotBatch) -> dict[str, str]:
         assert self.proc.stdin is not None and self.proc.stdout is not None
         try:
             _write_frame(self.proc.stdin, batch)
             ok, value = _read_frame(self.proc.stdout)
-        except (EOFError, BrokenPipeError, pickle.UnpicklingError) as exc:
+        except (EOFError, OSError, pickle.UnpicklingError) as exc:
             self.proc.poll()
             raise HelperDied(
                 f"a Graphviz helper process died (exit status {self.proc.returncode}, "
@@ -120,6 +127,7 @@ class GraphHelpers:
             raise OSError("no Python interpreter to start graph helpers with")
         self._free: queue.SimpleQueue[_Helper] = queue.SimpleQueue()
         self._helpers: list[_Helper] = []
+        self._aborted = False
         try:
             for _ in range(n):
                 helper = _Helper()
@@ -141,7 +149,7 @@ class GraphHelpers:
                 try:
                     return helper.lay_out(batch)
                 except HelperDied:
-                    if helper.answered:
+                    if helper.answered or self._aborted:
                         raise
                     # It never came up: an interpreter that cannot run the module (an
                     # embedded or frozen Python).  Slower here, but the same bytes.
@@ -156,6 +164,15 @@ class GraphHelpers:
             self._threads.shutdown(wait=True, cancel_futures=True)
         for helper in self._helpers:
             helper.close()
+
+    def abort(self) -> None:
+        """Stop now (the build failed or was interrupted): kill the helpers rather than
+        wait for the batches they are laying out, then clean up as :meth:`close`."""
+        self._aborted = True
+        for helper in self._helpers:
+            with contextlib.suppress(OSError):
+                helper.proc.kill()
+        self.close()
 
 
 def main() -> int:

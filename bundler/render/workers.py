@@ -174,8 +174,10 @@ def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
         while waiting:
             done, laid_out = waiting.popleft()
             yield from finish_tasks(job, done, laid_out.result())
-    finally:
-        pool.close()    # waits for running batches, drops the rest: a failure stops at once
+    except BaseException:       # a failure, Ctrl-C, or the consumer stopping early
+        pool.abort()
+        raise
+    pool.close()
 
 
 def _graph_helpers() -> GraphHelpers | _LocalLayout:
@@ -199,6 +201,8 @@ class _LocalLayout:
 
     def close(self) -> None:
         self._threads.shutdown(wait=True, cancel_futures=True)
+
+    abort = close
 
 
 def _submit_layout(pool: GraphHelpers | _LocalLayout,

@@ -411,3 +411,26 @@ def test_ctrl_c_during_in_process_rendering_is_one_clean_message(
     for pid in started:
         assert not Path(f"/proc/{pid}").exists() or \
             (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z")
+
+
+def test_graph_helpers_never_import_from_the_working_directory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A build often runs inside the bundle's folder, and a bundle can ship any file:
+    a ``bundler`` package there must not be what a helper imports."""
+    marker = tmp_path / "imported"
+    fake = tmp_path / "work" / "bundler"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    (fake / "render").mkdir()
+    (fake / "render" / "__init__.py").write_text("")
+    (fake / "render" / "graph_helper.py").write_text(
+        f"open({str(marker)!r}, 'w').close()\nraise SystemExit(3)\n")
+    monkeypatch.chdir(fake.parent)
+    monkeypatch.setenv("PYTHONPATH", str(fake.parent))
+    helpers = graph_helper.GraphHelpers(1)
+    try:
+        assert set(helpers.submit(_one_graph()).result()) == {"g"}
+        assert not helpers._helpers[0].unusable          # laid out by the helper
+    finally:
+        helpers.close()
+    assert not marker.exists()
