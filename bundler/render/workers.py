@@ -35,7 +35,7 @@ from bundler.render.chunks import (
     render_tasks,
     start_tasks,
 )
-from bundler.render.graph_helper import GraphHelpers
+from bundler.render.graph_helper import GraphHelpers, Pending
 from bundler.render.graphviz import DotBatch, lay_out
 from bundler.render.pages.plan import PageTask
 
@@ -164,7 +164,7 @@ def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
         return
     pool = _graph_helpers()
     try:
-        waiting: deque[tuple[ChunkWork, Future[dict[str, str]]]] = deque()
+        waiting: deque[tuple[ChunkWork, Pending | Future[dict[str, str]]]] = deque()
         for part in parts:
             work = start_tasks(job, part)
             waiting.append((work, _submit_layout(pool, work.batch)))
@@ -206,7 +206,7 @@ class _LocalLayout:
 
 
 def _submit_layout(pool: GraphHelpers | _LocalLayout,
-                   batch: DotBatch) -> Future[dict[str, str]]:
+                   batch: DotBatch) -> Pending | Future[dict[str, str]]:
     if not batch.chunks:        # every graph of the chunk came from the store
         done: Future[dict[str, str]] = Future()
         done.set_result({})
