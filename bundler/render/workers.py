@@ -56,11 +56,28 @@ MAX_CHUNK = 128
 #: rendering): two, so a chunk heavy in graphs does not leave this process waiting.
 LAYOUTS_IN_FLIGHT = 2
 MIN_CHUNK = 8
+#: Pages of the event log per chunk (each holds ``EVENTS_PER_PAGE`` rows).
+MAX_EVENT_PAGES = 16
 
 
 def _chunked(tasks: list[PageTask], jobs: int) -> list[list[PageTask]]:
+    """Chunks of ``size`` pages, but at most :data:`MAX_EVENT_PAGES` pages of the log
+    each: a chunk's pages are made before its graphs are laid out, and a log page holds
+    hundreds of rows (at 1M events, chunks of 128 log pages held 0.25 GiB in flight)."""
     size = max(MIN_CHUNK, min(MAX_CHUNK, math.ceil(len(tasks) / (jobs * 16))))
-    return [tasks[i:i + size] for i in range(0, len(tasks), size)]
+    out: list[list[PageTask]] = []
+    current: list[PageTask] = []
+    log_pages = 0
+    for task in tasks:
+        heavy = task.kind == "events"
+        if len(current) >= size or (heavy and log_pages >= MAX_EVENT_PAGES):
+            out.append(current)
+            current, log_pages = [], 0
+        current.append(task)
+        log_pages += heavy
+    if current:
+        out.append(current)
+    return out
 
 
 def _audit_counts(results: list[PageResult]) -> list[tuple[str, str, int]]:
