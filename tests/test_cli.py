@@ -400,3 +400,38 @@ def test_the_command_flushes_everything_before_its_fast_exit(built: BuiltBundle)
     assert p.returncode == 0 and json.loads(p.stdout)["valid"] is True
     p = proc("no-such-command")
     assert p.returncode == 2 and "invalid choice" in p.stderr
+
+
+@pytest.mark.parametrize("code", ["ENOSPC", "EDQUOT"])
+def test_a_full_disk_is_an_output_error_not_a_bug(
+        built: BuiltBundle, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch, code: str) -> None:
+    import errno
+
+    from bundler.render import site
+
+    def full(*_args: object) -> None:
+        raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)),
+                      str(tmp_path / "site"))
+
+    monkeypatch.setattr(site, "_write_files", full)
+    assert main(["build", str(built.path), "-o", str(tmp_path / "site"), "-q",
+                 "-j", "1"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("review-bundler: error [RB906]: ")
+    assert os.strerror(getattr(errno, code)) in err and "internal error" not in err
+    assert not (tmp_path / "site").exists()
+
+
+def test_any_other_os_error_is_still_reported_as_a_bug(
+        built: BuiltBundle, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from bundler.render import site
+
+    def odd(*_args: object) -> None:
+        raise OSError(22, "Invalid argument")
+
+    monkeypatch.delenv("REVIEW_BUNDLER_DEBUG", raising=False)
+    monkeypatch.setattr(site, "_write_files", odd)
+    assert main(["build", str(built.path), "-o", str(tmp_path / "site"), "-q"]) == 1
+    assert "internal error [RB900]: OSError" in capsys.readouterr().err
