@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import errno
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -17,14 +16,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from bundler import __version__
-from bundler.errors import (
-    EXIT_INVALID,
-    EXIT_OK,
-    EXIT_USAGE,
-    BundlerError,
-    OutputError,
-    UsageError,
-)
+from bundler.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, BundlerError, UsageError
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -257,11 +249,6 @@ def _register_optional(sub: argparse._SubParsersAction[argparse.ArgumentParser])
         mod.register(sub)
 
 
-#: OSErrors that say the machine ran out of something, not that review-bundler is wrong.
-_RESOURCE_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EMFILE, errno.ENFILE,
-                              errno.ENOMEM, errno.EROFS})
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     try:
@@ -282,12 +269,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # a bug in review-bundler, never in the input
-        if isinstance(exc, OSError) and exc.errno in _RESOURCE_ERRORS:
-            # a full disk, an exhausted quota or descriptor table: the machine, not a bug
-            print(f"review-bundler: error [{OutputError.code}]: {exc.strerror}"
-                  + (f": {exc.filename}" if exc.filename else "")
-                  + " (a failed build keeps the previous site)", file=sys.stderr)
-            return OutputError.exit_code
         if os.environ.get("REVIEW_BUNDLER_DEBUG"):
             raise
         print(f"review-bundler: internal error [RB900]: {type(exc).__name__}: {exc}\n"

@@ -216,9 +216,10 @@ class PreviousSite:
 _SMALL = 1 << 20
 
 
-def sha256_file(fh: io.BufferedReader | io.FileIO) -> hashlib._Hash:
-    """SHA-256 of the rest of the open file ``fh`` (small files in one read)."""
-    if os.fstat(fh.fileno()).st_size <= _SMALL:
+def sha256_file(fh: io.BufferedReader | io.FileIO, size: int | None = None) -> hashlib._Hash:
+    """SHA-256 of the rest of the open file ``fh`` (small files in one read); ``size``:
+    the file's size when the caller has it (no second ``fstat``)."""
+    if (os.fstat(fh.fileno()).st_size if size is None else size) <= _SMALL:
         return hashlib.sha256(fh.read())
     return hashlib.file_digest(fh, "sha256")
 
@@ -232,11 +233,9 @@ def _hash_regular(src: Path, *, keep: bool) -> tuple[str, os.stat_result, bytes 
         st = os.fstat(fh.fileno())
         if not stat.S_ISREG(st.st_mode):
             return None
-        if not keep and st.st_size > _SMALL:
-            return hashlib.file_digest(fh, "sha256").hexdigest(), st, None
-        data = fh.read()            # one read (see _SMALL); kept only if asked
         if not keep:
-            return hashlib.sha256(data).hexdigest(), st, None
+            return sha256_file(fh, st.st_size).hexdigest(), st, None
+        data = fh.read()
     return hashlib.sha256(data).hexdigest(), st, data
 
 

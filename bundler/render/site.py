@@ -21,6 +21,7 @@ to a cold build.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
 import time
@@ -33,7 +34,7 @@ from markupsafe import Markup
 
 from bundler import __version__
 from bundler.diagnostics import Severity
-from bundler.errors import InvalidBundleError
+from bundler.errors import InvalidBundleError, OutputError
 from bundler.graph.index import build_index
 from bundler.output import SiteWriter
 from bundler.output.cache import Encoder
@@ -123,7 +124,25 @@ def _progress(opts: BuildOptions, stage: str, done: int, total: int) -> None:
         opts.progress(stage, done, total)
 
 
+#: OSErrors that say the machine ran out of something (disk, quota, descriptors,
+#: memory) or cannot be written: the site could not be written, not a bug.
+RESOURCE_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EMFILE, errno.ENFILE,
+                             errno.ENOMEM, errno.EROFS})
+
+
 def build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> BuildResult:
+    """Build the site of ``bundle_path``; a failed build leaves the previous site as it was."""
+    try:
+        return _build_site(bundle_path, opts)
+    except OSError as exc:
+        if exc.errno not in RESOURCE_ERRNOS:
+            raise
+        where = f": {exc.filename}" if exc.filename else ""
+        raise OutputError(f"{exc.strerror}{where} (a failed build keeps the previous site)"
+                          ) from exc
+
+
+def _build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> BuildResult:
     started = time.perf_counter()
     if opts.jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {opts.jobs}")
@@ -274,33 +293,27 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
 def _finish(ctx: BuildContext, out: SiteWriter, results: list[PageResult], salt: str,
             fingerprint: str | None, inputs: Inputs | None, records: DepsWriter | None,
             started: float) -> BuildResult:
-    """Commit the site, then its manifest and page records (the next build's hints).
-
-    ``results`` is emptied once read: at a million pages it holds 0.1 GiB, and the
-    manifest text is built next, at the build's peak of memory.
-    """
+    """Commit the site, then its manifest and page records (the next build's hints)."""
     for r in results:
         out.record(r.size)
     graphs = sum(r.graphs for r in results)
-    n_pages, reused = len(results), sum(1 for r in results if r.reused)
     entries: dict[str, CacheEntry] = {}
     if fingerprint is not None:     # every file, so an unchanged rebuild can reuse them all
         entries = {r.path: CacheEntry(r.fingerprint or NOT_A_PAGE, r.digest) for r in results}
         entries.update({rel: CacheEntry(NOT_A_PAGE, out.digest(rel))
                         for rel in out.written if rel not in entries})
-    results.clear()
     files, size = len(out.written) + 1, out.bytes_written
     target = out.commit()
     if fingerprint is not None:
         save_manifest(target, manifest_text(
-            salt, _summary(fingerprint, n_pages, graphs, inputs, ctx.report), entries))
+            salt, _summary(fingerprint, len(results), graphs, inputs, ctx.report), entries))
         if records is not None:
             records.commit()
     else:
         forget_manifest(target)
         forget_deps(deps_path(target))
-    return BuildResult(target, ctx.report, ctx.report.verdict(), n_pages, files, size, graphs,
-                       time.perf_counter() - started, reused)
+    return BuildResult(target, ctx.report, ctx.report.verdict(), len(results), files, size,
+                       graphs, time.perf_counter() - started, sum(1 for r in results if r.reused))
 
 
 def _write_files(ctx: BuildContext, opts: BuildOptions, out: SiteWriter) -> None:
