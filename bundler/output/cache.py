@@ -39,14 +39,17 @@ class Deferred:
 
     ``key`` names everything ``make()`` depends on and is what gets
     fingerprinted; a cache hit therefore never pays for ``make`` (a payload
-    viewer, say, which reads and highlights a file).
+    viewer, say, which reads and highlights a file).  ``job``, when given, is
+    the same computation as plain data that another process can run (see
+    :mod:`bundler.render.viewer_jobs`); it is never fingerprinted.
     """
 
-    __slots__ = ("key", "make")
+    __slots__ = ("job", "key", "make")
 
-    def __init__(self, key: Any, make: Callable[[], Any]) -> None:
+    def __init__(self, key: Any, make: Callable[[], Any], job: Any = None) -> None:
         self.key = key
         self.make = make
+        self.job = job
 
 
 _FIELDS: dict[type, tuple[str, ...]] = {}

@@ -47,6 +47,7 @@ from bundler.render.graphviz import MAX_NODES, DotBatch, GraphSpec, prepare_svgs
 from bundler.render.page_deps import TRACKED_KINDS, PageDeps
 from bundler.render.pages.base import BuildContext, Page
 from bundler.render.pages.plan import PageTask, make_page
+from bundler.render.side_work import SideResult, SideWork
 from bundler.verify.result import LoadedBundle
 
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
@@ -164,6 +165,8 @@ class ChunkWork:
     svgs: dict[str, dict[str, Markup]]           # page path -> slot -> SVG (from the store)
     owners: dict[str, tuple[str, str, str]]      # graph name -> (page path, slot, key)
     batch: DotBatch
+    #: (page, context key) of each viewer job sent with :func:`side_work`, in order
+    offloaded: list[tuple[int, str]] = dataclasses.field(default_factory=list)
 
 
 def start_tasks(job: RenderJob, tasks: list[PageTask]) -> ChunkWork:
@@ -220,17 +223,38 @@ def _reuse(job: RenderJob, path: str, fp: str, graphs: int, facts: dict[str, Any
                       record, kept)
 
 
-def finish_tasks(job: RenderJob, work: ChunkWork,
-                 laid_out: dict[str, str] | None = None) -> list[PageResult]:
-    """Sanitise the chunk's new graphs (after ``work.batch.run()``), render and write the
-    pages that were not carried over.  ``laid_out``: the graphs already sanitised
-    (:func:`~bundler.render.graphviz.lay_out` of ``work.batch``, in a helper process)."""
-    svgs = _layout_finish(work.svgs, work.owners,
-                          work.batch.finish() if laid_out is None else laid_out, job.graphs)
+def side_work(job: RenderJob, work: ChunkWork) -> SideWork:
+    """What of ``work`` another process can do (:mod:`bundler.render.side_work`): its
+    graphs, storing them, and the payload viewers of the pages it renders."""
+    viewers = []
     for i in work.todo:
         page = work.pages[i]
         assert page is not None
-        data = render_page(job, page, svgs.get(page.path, {})).encode("utf-8")
+        for name, value in page.context.items():
+            if isinstance(value, Deferred) and value.job is not None:
+                work.offloaded.append((i, name))
+                viewers.append(value.job)
+    return SideWork(work.batch, job.graphs.root if job.graphs is not None else None,
+                    {name: key for name, (_, _, key) in work.owners.items() if key}, viewers)
+
+
+def finish_tasks(job: RenderJob, work: ChunkWork,
+                 side: SideResult | None = None) -> list[PageResult]:
+    """Sanitise the chunk's new graphs (after ``work.batch.run()``), render and write the
+    pages that were not carried over.  ``side``: :func:`side_work` already done (in a
+    helper process): the graphs laid out, sanitised and stored, and the viewers made."""
+    if side is None:
+        svgs = _layout_finish(work.svgs, work.owners, work.batch.finish(), job.graphs)
+        made: dict[int, dict[str, Any]] = {}
+    else:
+        svgs = _layout_finish(work.svgs, work.owners, side.svgs, None)
+        made = {}
+        for (i, name), viewer in zip(work.offloaded, side.viewers, strict=True):
+            made.setdefault(i, {})[name] = viewer
+    for i in work.todo:
+        page = work.pages[i]
+        assert page is not None
+        data = render_page(job, page, svgs.get(page.path, {}), made.get(i)).encode("utf-8")
         (job.out_root / page.path).write_bytes(data)
         work.results[i] = PageResult(page.path, work.fps[i], hashlib.sha256(data).hexdigest(),
                                      len(data), len(page.graphs), False, page.facts,
@@ -338,8 +362,12 @@ def size_svg(svg: str) -> str:
     return svg[:len(m.group(1))] + style + svg[len(m.group(1)):]
 
 
-def render_page(job: RenderJob, page: Page, svg: dict[str, Markup]) -> str:
-    context = {k: (v.make() if isinstance(v, Deferred) else v) for k, v in page.context.items()}
+def render_page(job: RenderJob, page: Page, svg: dict[str, Markup],
+                made: dict[str, Any] | None = None) -> str:
+    """``made``: values of the page's :class:`Deferred` context already computed."""
+    made = made or {}
+    context = {k: (made[k] if k in made else v.make() if isinstance(v, Deferred) else v)
+               for k, v in page.context.items()}
     template = job.env.get_template(page.template)
     return str(template.render(
         page=page, site=job.site, root=page.root, csp=CSP, svg=svg,

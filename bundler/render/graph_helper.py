@@ -1,10 +1,11 @@
-"""Helper processes that lay out and sanitise graphs beside in-process rendering.
+"""Helper processes that do a chunk's side work beside in-process rendering.
 
-A helper is a fresh interpreter (``python -I``) that imports this module and the
-Graphviz module alone (about 40 MB), reads pickled
-:class:`~bundler.render.graphviz.DotBatch` requests on stdin and answers each
-with its SVG by graph name (or the exception it raised) on stdout.  Each frame
-is an 8-byte little-endian length and a pickle.
+A helper is a fresh interpreter (``python -I``) that imports this module, the
+Graphviz module and the payload viewers alone (about 40 MB), reads pickled
+:class:`~bundler.render.side_work.SideWork` requests on stdin and answers each
+with its :class:`~bundler.render.side_work.SideResult` (or the exception it
+raised) on stdout: the chunk's graphs laid out, sanitised and stored, and its
+payload viewers.  Each frame is an 8-byte little-endian length and a pickle.
 
 Why not :mod:`multiprocessing`: its ``fork`` start method copies a parent that is
 by then holding a huge bundle (a forked helper un-shares those pages as it
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bundler.errors import BundlerError
-from bundler.render.graphviz import DotBatch, lay_out
+from bundler.render.side_work import SideResult, SideWork, do_side_work
 
 _HEADER = 8
 #: The helper's entry point, run as ``python -I -c _BOOT ROOT``.
@@ -63,21 +64,21 @@ class HelperDied(BundlerError):
 
 
 class Pending:
-    """The future SVG of one batch sent to a helper: :meth:`result` waits for it.
+    """The future result of the side work sent to a helper: :meth:`result` waits for it.
 
     Everything happens in the caller's thread.  Threads doing the round trips
     would read the answers into per-thread malloc arenas, which fragment: at 1M
     events the main process grew 0.15 GiB more than with one thread.
     """
 
-    def __init__(self, helper: _Helper | None, batch: DotBatch) -> None:
+    def __init__(self, helper: _Helper | None, work: SideWork) -> None:
         self.helper = helper
-        self.batch = batch
+        self.work = work
         self.done = False
-        self.value: dict[str, str] = {}
+        self.value = SideResult({}, [])
         self.error: BaseException | None = None
 
-    def result(self) -> dict[str, str]:
+    def result(self) -> SideResult:
         if not self.done:
             self._settle()
         if self.error is not None:
@@ -88,7 +89,7 @@ class Pending:
         helper = self.helper
         try:
             if helper is None or helper.unusable:
-                self.value = lay_out(self.batch)
+                self.value = do_side_work(self.work)
             else:
                 try:
                     self.value = helper.receive()
@@ -98,7 +99,7 @@ class Pending:
                     # It never came up: an interpreter that cannot run the module (an
                     # embedded or frozen Python).  Slower here, but the same bytes.
                     helper.unusable = True
-                    self.value = lay_out(self.batch)
+                    self.value = do_side_work(self.work)
         except Exception as exc:    # raised by result(), like a local error
             self.error = exc
         self.done = True            # (not on Ctrl-C, which goes straight up)
@@ -129,19 +130,19 @@ class _Helper:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
         self.pending: Pending | None = None
 
-    def send(self, batch: DotBatch) -> Pending:
+    def send(self, work: SideWork) -> Pending:
         if self.pending is not None:
             self.pending._settle()      # its answer first: the helper works in order
-        job = Pending(self, batch)
+        job = Pending(self, work)
         if not self.unusable:
             assert self.proc.stdin is not None
             # a helper that is gone: receive() says so (or the batch is laid out here)
             with contextlib.suppress(OSError):
-                _write_frame(self.proc.stdin, batch)
+                _write_frame(self.proc.stdin, work)
         self.pending = job
         return job
 
-    def receive(self) -> dict[str, str]:
+    def receive(self) -> SideResult:
         assert self.proc.stdout is not None
         try:
             ok, value = _read_frame(self.proc.stdout)
@@ -154,7 +155,7 @@ class _Helper:
         self.answered = True
         if not ok:
             raise value
-        result: dict[str, str] = value
+        result: SideResult = value
         return result
 
     def close(self) -> None:
@@ -171,9 +172,9 @@ class _Helper:
 
 
 class GraphHelpers:
-    """``n`` helper processes, used in turn; :meth:`submit` returns a batch's
-    :class:`Pending` SVG.  Batches go round the helpers in order, so with as many
-    in flight as there are helpers, each helper holds one."""
+    """``n`` helper processes, used in turn; :meth:`submit` returns the
+    :class:`Pending` result of a chunk's side work.  Requests go round the helpers in
+    order, so with as many in flight as there are helpers, each helper holds one."""
 
     def __init__(self, n: int) -> None:
         if getattr(sys, "frozen", False):   # sys.executable is the application, not Python
@@ -187,10 +188,10 @@ class GraphHelpers:
             self.abort()
             raise
 
-    def submit(self, batch: DotBatch) -> Pending:
+    def submit(self, work: SideWork) -> Pending:
         helper = self._helpers[self._next % len(self._helpers)]
         self._next += 1
-        return helper.send(batch)
+        return helper.send(work)
 
     def close(self) -> None:
         """End every helper (after its current batch)."""
@@ -216,11 +217,11 @@ def main() -> int:
     sys.stdout = sys.stderr         # nothing else may write into the answer stream
     while True:
         try:
-            batch = _read_frame(inp)
+            work = _read_frame(inp)
         except EOFError:
             return 0
         try:
-            answer: tuple[bool, Any] = (True, lay_out(batch))
+            answer: tuple[bool, Any] = (True, do_side_work(work))
         except Exception as exc:  # sent back and raised in the build, like a local error
             answer = (False, exc)
         try:

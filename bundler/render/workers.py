@@ -7,8 +7,9 @@ the verified bundle plus a chunk per worker, whatever the number of pages,
 but each worker ends up with its own copy of most of the bundle (reference
 counts un-share the pages), so workers are only forked while the estimated
 tree fits :data:`MEMORY_BUDGET` (:func:`render_workers`); above that, pages
-render in this process, with the same bytes, and two small spawned helper
-processes lay out and sanitise the graphs beside it.
+render in this process, with the same bytes, and two small helper processes
+do the rest of the work beside it (graphs, their store, payload viewers: see
+:mod:`bundler.render.side_work`).
 """
 
 from __future__ import annotations
@@ -33,11 +34,12 @@ from bundler.render.chunks import (
     RenderJob,
     finish_tasks,
     render_tasks,
+    side_work,
     start_tasks,
 )
 from bundler.render.graph_helper import GraphHelpers, Pending
-from bundler.render.graphviz import DotBatch, lay_out
 from bundler.render.pages.plan import PageTask
+from bundler.render.side_work import SideResult, SideWork, do_side_work
 
 #: Peak memory of the whole build (this process and its render workers) that
 #: :func:`render_workers` plans for; ``REVIEW_BUNDLER_MEMORY_MIB`` overrides it.
@@ -166,14 +168,16 @@ def _render_forked(job: RenderJob, jobs: int, audit: list[list[PageTask]],
 
 def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
                       overlap: bool) -> Iterator[PageResult]:
-    """Render ``parts`` in this process; with ``overlap``, the graphs of the next
-    :data:`LAYOUTS_IN_FLIGHT` chunks are laid out and sanitised by helper processes
-    (:mod:`bundler.render.graph_helper`) while this process makes and renders pages.
+    """Render ``parts`` in this process; with ``overlap``, the side work of the next
+    :data:`LAYOUTS_IN_FLIGHT` chunks (graphs, their store, payload viewers) is done by
+    helper processes (:mod:`bundler.render.graph_helper`) while this process makes and
+    renders pages.
 
-    A helper receives only a chunk's DOT sources and captions and sends back SVG
-    text, so it holds no copy of the bundle: a fresh interpreter of about 40 MB
-    (this path is taken when the bundle is too big to copy).  Every Python object
-    of the build stays with this process's main thread, and the output is the same.
+    A helper receives only a chunk's DOT sources, captions and viewer jobs, and sends
+    back SVG text and viewer HTML, so it holds no copy of the bundle: a fresh
+    interpreter of about 40 MB (this path is taken when the bundle is too big to
+    copy).  Every Python object of the build stays with this process's main thread,
+    and the output is the same.
     """
     if not overlap or len(parts) < 2:
         for part in parts:
@@ -181,16 +185,16 @@ def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
         return
     pool = _graph_helpers()
     try:
-        waiting: deque[tuple[ChunkWork, Pending | Future[dict[str, str]]]] = deque()
+        waiting: deque[tuple[ChunkWork, Pending | Future[SideResult]]] = deque()
         for part in parts:
             work = start_tasks(job, part)
-            waiting.append((work, _submit_layout(pool, work.batch)))
+            waiting.append((work, _submit_side(pool, side_work(job, work))))
             if len(waiting) > LAYOUTS_IN_FLIGHT:
-                done, laid_out = waiting.popleft()
-                yield from finish_tasks(job, done, laid_out.result())
+                done, side = waiting.popleft()
+                yield from finish_tasks(job, done, side.result())
         while waiting:
-            done, laid_out = waiting.popleft()
-            yield from finish_tasks(job, done, laid_out.result())
+            done, side = waiting.popleft()
+            yield from finish_tasks(job, done, side.result())
     except BaseException:       # a failure, Ctrl-C, or the consumer stopping early
         pool.abort()
         raise
@@ -198,8 +202,8 @@ def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
 
 
 def _graph_helpers() -> GraphHelpers | _LocalLayout:
-    """:data:`LAYOUTS_IN_FLIGHT` helper processes; threads (which overlap only ``dot``
-    itself) where no process can be started."""
+    """:data:`LAYOUTS_IN_FLIGHT` helper processes; threads (which overlap little more
+    than ``dot`` itself) where no process can be started."""
     try:
         return GraphHelpers(LAYOUTS_IN_FLIGHT)
     except OSError:
@@ -207,14 +211,14 @@ def _graph_helpers() -> GraphHelpers | _LocalLayout:
 
 
 class _LocalLayout:
-    """:class:`GraphHelpers`' interface, laying out in threads of this process."""
+    """:class:`GraphHelpers`' interface, doing the side work in threads of this process."""
 
     def __init__(self) -> None:
         self._threads = ThreadPoolExecutor(max_workers=LAYOUTS_IN_FLIGHT,
                                            thread_name_prefix="review-bundler-dot")
 
-    def submit(self, batch: DotBatch) -> Future[dict[str, str]]:
-        return self._threads.submit(lay_out, batch)
+    def submit(self, work: SideWork) -> Future[SideResult]:
+        return self._threads.submit(do_side_work, work)
 
     def close(self) -> None:
         self._threads.shutdown(wait=True, cancel_futures=True)
@@ -222,13 +226,13 @@ class _LocalLayout:
     abort = close
 
 
-def _submit_layout(pool: GraphHelpers | _LocalLayout,
-                   batch: DotBatch) -> Pending | Future[dict[str, str]]:
-    if not batch.chunks:        # every graph of the chunk came from the store
-        done: Future[dict[str, str]] = Future()
-        done.set_result({})
+def _submit_side(pool: GraphHelpers | _LocalLayout,
+                 work: SideWork) -> Pending | Future[SideResult]:
+    if work.empty:      # no viewer, and every graph of the chunk came from the store
+        done: Future[SideResult] = Future()
+        done.set_result(SideResult({}, []))
         return done
-    return pool.submit(batch)
+    return pool.submit(work)
 
 
 def render_workers(jobs: int, resident: int | None, budget: int) -> int:

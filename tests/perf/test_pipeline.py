@@ -22,6 +22,7 @@ from bundler.render import chunks, graph_helper, graphviz, search_index, workers
 from bundler.render import site as site_mod
 from bundler.render.pages import artifacts, base, lineage, plan, workflow
 from bundler.render.pages.base import BuildContext
+from bundler.render.side_work import SideResult, SideWork, do_side_work
 from bundler.render.urls import Linker
 from bundler.verify import VerifyOptions, verify_bundle
 
@@ -266,33 +267,41 @@ def test_over_the_memory_budget_pages_render_in_process_and_identically(
     monkeypatch.setattr(workers, "ProcessPoolExecutor", no_pool)
     python_threads: set[str] = set()
     pools: list[str] = []
+    viewers: list[int] = []
     real_start, real_finish, real_submit = workers.start_tasks, workers.finish_tasks, \
-        workers._submit_layout
+        workers._submit_side
 
     def start(job: chunks.RenderJob, tasks: list[plan.PageTask]) -> chunks.ChunkWork:
         python_threads.add(threading.current_thread().name)
         return real_start(job, tasks)
 
     def finish(job: chunks.RenderJob, work: chunks.ChunkWork,
-               laid_out: dict[str, str] | None = None) -> list[chunks.PageResult]:
+               side: SideResult | None = None) -> list[chunks.PageResult]:
         python_threads.add(threading.current_thread().name)
-        assert laid_out is not None             # sanitised by a helper, not here
-        return real_finish(job, work, laid_out)
+        assert side is not None             # graphs and viewers made by a helper, not here
+        return real_finish(job, work, side)
 
-    def submit(pool: Any, batch: graphviz.DotBatch) -> Any:
-        if batch.chunks:
+    def submit(pool: Any, work: SideWork) -> Any:
+        if not work.empty:
             pools.append(type(pool).__name__)
-        return real_submit(pool, batch)
+        viewers.append(len(work.viewers))
+        return real_submit(pool, work)
 
     monkeypatch.setattr(workers, "start_tasks", start)
     monkeypatch.setattr(workers, "finish_tasks", finish)
-    monkeypatch.setattr(workers, "_submit_layout", submit)
+    monkeypatch.setattr(workers, "_submit_side", submit)
     build(synth_3k, tmp_path / "here", jobs=2, incremental=False)
     assert tree(tmp_path / "here") == tree(tmp_path / "forked")
-    # Graphviz and the sanitiser run in helper processes, overlapping this process's
-    # Python work, which never leaves the main thread (nothing needs a lock)
+    # Graphviz, the sanitiser and the payload viewers run in helper processes,
+    # overlapping this process's Python work, which never leaves the main thread
+    # (nothing needs a lock)
     assert python_threads == {"MainThread"}
     assert pools and set(pools) == {"GraphHelpers"}
+    shown = [p.read_text(encoding="utf-8")
+             for p in (tmp_path / "here" / "artifacts").glob("*.html")]
+    assert sum(viewers) == sum(1 for t in shown
+                               if 'class="viewer viewer-' in t and "viewer-unavailable" not in t)
+    assert sum(viewers) > 0
 
 
 def test_graph_helpers_import_no_bundle_code_and_survive_an_unguarded_main(
@@ -310,13 +319,14 @@ def test_graph_helpers_import_no_bundle_code_and_survive_an_unguarded_main(
     script = tmp_path / "unguarded.py"
     script.write_text(
         "import sys\n"
-        "from bundler.render import graphviz, graph_helper\n"
+        "from bundler.render import graphviz, graph_helper, side_work\n"
         "from bundler.render.dot import GraphSpec\n"
         "from bundler.graph.paths import GNode\n"
         "print('main ran', flush=True)\n"
         "spec = GraphSpec('g', 'T', 'D', [GNode('a', 'claim', 'A')], [], lambda _: None)\n"
         "helpers = graph_helper.GraphHelpers(2)\n"
-        "svg = helpers.submit(graphviz.prepare_svgs([spec])).result()['g']\n"
+        "work = side_work.SideWork(graphviz.prepare_svgs([spec]))\n"
+        "svg = helpers.submit(work).result().svgs['g']\n"
         "helpers.close()\n"
         "print(svg.startswith('<svg'), len(svg) > 100)\n")
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
@@ -324,15 +334,15 @@ def test_graph_helpers_import_no_bundle_code_and_survive_an_unguarded_main(
     assert done.stdout.split("\n") == ["main ran", "True True", ""]
 
 
-def _one_graph() -> graphviz.DotBatch:
+def _one_graph() -> SideWork:
     spec = graphviz.GraphSpec("g", "T", "D", [], [], lambda _: None)
-    return graphviz.prepare_svgs([spec], dot="dot")
+    return SideWork(graphviz.prepare_svgs([spec], dot="dot"))
 
 
 def test_a_graph_helper_that_dies_is_a_clear_error() -> None:
     helpers = graph_helper.GraphHelpers(1)
     try:
-        assert set(helpers.submit(_one_graph()).result()) == {"g"}     # it works ...
+        assert set(helpers.submit(_one_graph()).result().svgs) == {"g"}    # it works ...
         helpers._helpers[0].proc.kill()                                 # ... then dies
         with pytest.raises(BundlerError, match="Graphviz helper process died"):
             helpers.submit(_one_graph()).result()
@@ -344,7 +354,7 @@ def test_helpers_that_cannot_start_leave_the_layout_to_this_process(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """An interpreter that cannot run the helper module (embedded, frozen): the batches
     are laid out here instead, with the same result, rather than failing the build."""
-    expected = graphviz.lay_out(_one_graph())
+    expected = do_side_work(_one_graph())
     monkeypatch.setattr(sys, "executable", shutil.which("false") or "/bin/false")
     helpers = graph_helper.GraphHelpers(2)
     try:
@@ -429,7 +439,7 @@ def test_graph_helpers_never_import_from_the_working_directory(
     monkeypatch.setenv("PYTHONPATH", str(fake.parent))
     helpers = graph_helper.GraphHelpers(1)
     try:
-        assert set(helpers.submit(_one_graph()).result()) == {"g"}
+        assert set(helpers.submit(_one_graph()).result().svgs) == {"g"}
         assert not helpers._helpers[0].unusable          # laid out by the helper
     finally:
         helpers.close()

@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
-from pathlib import Path
 
 from bundler.graph.index import BundleIndex, fitness_value
 from bundler.graph.paths import lineage_graph
 from bundler.graph.tracking import query
 from bundler.model.events import ClaimEvent, IndividualEvent
-from bundler.render.highlight import pick_lexer
 from bundler.render.pages.base import (
     BuildContext,
     Deferred,
@@ -22,7 +19,8 @@ from bundler.render.pages.base import (
     pager,
 )
 from bundler.render.urls import artifact_href, event_href, payload_href, slug
-from bundler.render.viewers import Viewer, render_payload, viewer_category
+from bundler.render.viewer_jobs import ViewerJob
+from bundler.render.viewers import render_payload, viewer_category
 from bundler.verify.result import PayloadState
 
 #: Media types whose bytes must be served with a matching file extension on
@@ -39,10 +37,6 @@ TEXT_MAX_BYTES = 262_144
 PARSE_FACTOR = 4
 #: Bundles with more artifacts than this draw lineage graphs selectively.
 LINEAGE_GRAPH_ARTIFACTS = 1_000
-#: Viewer HTML reused across artifacts that share a payload (per process, oldest out).
-_VIEWER_MEMO_BYTES = 32 << 20
-_viewer_memo: dict[tuple[object, ...], Viewer | None] = {}
-_viewer_memo_bytes = 0
 
 
 def artifact_pages(ctx: BuildContext) -> list[Page]:
@@ -103,9 +97,8 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Deferred | No
     status = ctx.idx.payload_status(art)
     if status is None or status.state is not PayloadState.VERIFIED or status.path is None:
         key: tuple[object, ...] = ("unavailable", payload.media_type, payload.name)
-        return Deferred(key, lambda: _memo(key, lambda: render_payload(
-            None, payload.media_type, payload.name, file_href=None)))
-    src = ctx.bundle.root / status.path
+        return Deferred(key, lambda: render_payload(None, payload.media_type, payload.name,
+                                                    file_href=None))
     copy = file_copy_path(payload.digest, payload.media_type)
     href = "../" * path.count("/") + (copy or payload_href(payload.digest))
     category = viewer_category(payload.media_type, payload.name)
@@ -113,40 +106,9 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Deferred | No
     head = shown * PARSE_FACTOR if category in ("json", "csv") else shown
     key = ("verified", payload.digest, payload.size, payload.media_type, payload.name, href,
            shown, head)
-
-    def memo_key() -> tuple[object, ...]:
-        # A code viewer depends on the file name only through the lexer it picks,
-        # and versions of one program share bytes under different names.
-        if category != "code":
-            return key
-        lexer = type(pick_lexer(payload.name, payload.media_type))
-        return (*key[:4], f"{lexer.__module__}.{lexer.__qualname__}", *key[5:])
-
-    return Deferred(key, lambda: _memo(memo_key(), lambda: render_payload(
-        _read_head(src, head), payload.media_type, payload.name, file_href=href,
-        max_bytes=shown, total_size=payload.size)))
-
-
-def _memo(key: tuple[object, ...], make: Callable[[], Viewer | None]) -> Viewer | None:
-    """Artifacts often share a payload: render it once per process (bounded by bytes)."""
-    global _viewer_memo_bytes
-    if key in _viewer_memo:
-        return _viewer_memo[key]
-    value = make()
-    size = len(value.html) if value is not None else 0
-    while _viewer_memo and _viewer_memo_bytes + size > _VIEWER_MEMO_BYTES:
-        old = _viewer_memo.pop(next(iter(_viewer_memo)))
-        _viewer_memo_bytes -= len(old.html) if old is not None else 0
-    if size <= _VIEWER_MEMO_BYTES:
-        _viewer_memo[key] = value
-        _viewer_memo_bytes += size
-    return value
-
-
-def _read_head(path: Path, limit: int) -> bytes:
-    """Never load a whole multi-GB payload to show its first screenful."""
-    with open(path, "rb") as fh:
-        return fh.read(limit)
+    job = ViewerJob(key, str(ctx.bundle.root / status.path), head, payload.media_type,
+                    payload.name, href, shown, payload.size, category == "code")
+    return Deferred(key, job.run, job)
 
 
 def few_artifacts(idx: BundleIndex) -> bool:

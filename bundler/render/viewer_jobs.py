@@ -1,0 +1,78 @@
+"""A payload viewer as a job: plain data naming everything the viewer is made from.
+
+Why a job rather than a closure: making a viewer (reading the head of the file,
+highlighting code, laying out a table) is a tenth of the work of a large build,
+and a pure function of a few strings and numbers.  When pages render in the
+build process (bundles too big to fork workers for), the graph helper
+processes (:mod:`bundler.render.graph_helper`) run these jobs beside it, which
+needs a value that pickles and a module that imports no more than the viewers.
+Run here or there, a job gives the same :class:`Viewer`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from bundler.render.highlight import pick_lexer
+from bundler.render.viewers import Viewer, render_payload
+
+#: Viewer HTML reused across artifacts that share a payload (per process, oldest out).
+MEMO_BYTES = 32 << 20
+_memo: dict[tuple[object, ...], Viewer] = {}
+_memo_bytes = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ViewerJob:
+    """The viewer of one verified payload: read ``head`` bytes of ``src`` and show them.
+
+    ``key`` is what the page fingerprint hashes (every input but ``src``, whose
+    bytes the payload digest in the key commits to).
+    """
+
+    key: tuple[object, ...]
+    src: str
+    head: int
+    media_type: str
+    name: str | None
+    href: str
+    shown: int
+    size: int
+    code: bool
+
+    def run(self) -> Viewer:
+        """The viewer, made once per process for artifacts that share a payload."""
+        memo_key = self._memo_key()
+        found = _memo.get(memo_key)
+        if found is not None:
+            return found
+        value = render_payload(read_head(self.src, self.head), self.media_type, self.name,
+                               file_href=self.href, max_bytes=self.shown,
+                               total_size=self.size)
+        _remember(memo_key, value)
+        return value
+
+    def _memo_key(self) -> tuple[object, ...]:
+        # A code viewer depends on the file name only through the lexer it picks,
+        # and versions of one program share bytes under different names.
+        if not self.code:
+            return self.key
+        lexer = type(pick_lexer(self.name, self.media_type))
+        return (*self.key[:4], f"{lexer.__module__}.{lexer.__qualname__}", *self.key[5:])
+
+
+def _remember(key: tuple[object, ...], value: Viewer) -> None:
+    global _memo_bytes
+    size = len(value.html)
+    if size > MEMO_BYTES:
+        return
+    while _memo and _memo_bytes + size > MEMO_BYTES:
+        _memo_bytes -= len(_memo.pop(next(iter(_memo))).html)
+    _memo[key] = value
+    _memo_bytes += size
+
+
+def read_head(path: str, limit: int) -> bytes:
+    """Never load a whole multi-GB payload to show its first screenful."""
+    with open(path, "rb") as fh:
+        return fh.read(limit)

@@ -1,0 +1,74 @@
+"""Side work (graphs, their store, payload viewers): the same result wherever it runs."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+from bundler.graph.paths import GNode
+from bundler.output.graph_cache import GraphCache
+from bundler.render import graph_helper, graphviz
+from bundler.render.side_work import SideWork, do_side_work
+from bundler.render.viewer_jobs import ViewerJob
+from bundler.render.viewers import render_payload
+
+KEY_A, KEY_B = "a" * 64, "b" * 64
+
+
+def _specs() -> list[graphviz.GraphSpec]:
+    return [graphviz.GraphSpec(name, "T", "D", [GNode("n", "claim", "N <b>")], [],
+                               lambda _: None) for name in ("g1", "g2")]
+
+
+def _job(path: Path, name: str, media_type: str, head: int, shown: int) -> ViewerJob:
+    size = path.stat().st_size
+    return ViewerJob(("verified", f"sha256:{name}", size, media_type, name, "../f", shown, head),
+                     str(path), head, media_type, name, "../f", shown, size,
+                     media_type == "text/x-python")
+
+
+def test_side_work_stores_the_graphs_it_lays_out_and_makes_the_viewers(tmp_path: Path) -> None:
+    code = tmp_path / "code.py"
+    code.write_text("def f(x):\n    return '<script>'\n" * 400)
+    table = tmp_path / "t.csv"
+    table.write_text("a,b\n1,2\n3,4\n")
+    jobs = [_job(code, "code.py", "text/x-python", 1000, 1000),
+            _job(table, "t.csv", "text/csv", 4096, 1024)]
+    store = tmp_path / "store"
+    store.mkdir()
+    work = SideWork(graphviz.prepare_svgs(_specs(), dot="dot"), store,
+                    {"g1": KEY_A, "g2": ""}, jobs)
+    result = do_side_work(work)
+    assert result.svgs == graphviz.render_svgs(_specs(), dot="dot")
+    # stored under its key when it has one; read back as the same text
+    assert GraphCache(store, read=True).get(KEY_A) == result.svgs["g1"]
+    assert sorted(p.name for p in store.iterdir()) == [f"{KEY_A}.svg"]
+    # the viewers, in the order asked, as made from the head of each file
+    assert result.viewers == [
+        render_payload(code.read_bytes()[:1000], "text/x-python", "code.py", file_href="../f",
+                       max_bytes=1000, total_size=code.stat().st_size),
+        render_payload(table.read_bytes(), "text/csv", "t.csv", file_href="../f",
+                       max_bytes=1024)]
+    assert result.viewers[0].truncated and "&lt;script&gt;" in result.viewers[0].html
+
+
+def test_a_helper_process_gives_the_same_result(tmp_path: Path) -> None:
+    doc = tmp_path / "notes.md"
+    doc.write_text("# Title\n\n<img src=x onerror=alert(1)> *hi*\n")
+    work = SideWork(graphviz.prepare_svgs(_specs(), dot="dot"), None, {},
+                    [_job(doc, "notes.md", "text/markdown", 4096, 4096)])
+    pickle.loads(pickle.dumps(work))         # what crosses the pipe
+    here = do_side_work(work)
+    helpers = graph_helper.GraphHelpers(1)
+    try:
+        there = helpers.submit(work).result()
+        assert not helpers._helpers[0].unusable
+    finally:
+        helpers.close()
+    assert there == here
+    assert "<img" not in there.viewers[0].html and "&lt;img" in there.viewers[0].html
+
+
+def test_nothing_to_do_is_empty() -> None:
+    assert SideWork(graphviz.prepare_svgs([], dot="dot")).empty
+    assert not SideWork(graphviz.prepare_svgs(_specs(), dot="dot")).empty
