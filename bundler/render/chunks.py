@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -238,11 +239,13 @@ def side_work(job: RenderJob, work: ChunkWork) -> SideWork:
                     {name: key for name, (_, _, key) in work.owners.items() if key}, viewers)
 
 
-def finish_tasks(job: RenderJob, work: ChunkWork,
-                 side: SideResult | None = None) -> list[PageResult]:
+def finish_tasks(job: RenderJob, work: ChunkWork, side: SideResult | None = None,
+                 write: Callable[[str, bytes], None] | None = None) -> list[PageResult]:
     """Sanitise the chunk's new graphs (after ``work.batch.run()``), render and write the
     pages that were not carried over.  ``side``: :func:`side_work` already done (in a
-    helper process): the graphs laid out, sanitised and stored, and the viewers made."""
+    helper process): the graphs laid out, sanitised and stored, and the viewers made.
+    ``write``: what writes a page's bytes to its absolute path (by default, this
+    thread, at once); the caller must see every write done before using the site."""
     if side is None:
         svgs = _layout_finish(work.svgs, work.owners, work.batch.finish(), job.graphs)
         made: dict[int, dict[str, Any]] = {}
@@ -255,7 +258,10 @@ def finish_tasks(job: RenderJob, work: ChunkWork,
         page = work.pages[i]
         assert page is not None
         data = render_page(job, page, svgs.get(page.path, {}), made.get(i)).encode("utf-8")
-        (job.out_root / page.path).write_bytes(data)
+        if write is None:
+            (job.out_root / page.path).write_bytes(data)
+        else:
+            write(str(job.out_root / page.path), data)
         work.results[i] = PageResult(page.path, work.fps[i], hashlib.sha256(data).hexdigest(),
                                      len(data), len(page.graphs), False, page.facts,
                                      work.records[i])

@@ -38,6 +38,7 @@ from bundler.render.chunks import (
     start_tasks,
 )
 from bundler.render.graph_helper import GraphHelpers, Pending
+from bundler.render.graphviz import DotBatch
 from bundler.render.pages.plan import PageTask
 from bundler.render.side_work import SideResult, SideWork, do_side_work
 
@@ -186,19 +187,32 @@ def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
     pool = _graph_helpers()
     try:
         waiting: deque[tuple[ChunkWork, Pending | Future[SideResult]]] = deque()
+        # Pages rendered here are written by a helper, with the side work it is sent
+        # next; each answer says its writes are done (or raises their error).
+        writes: list[tuple[str, bytes]] = []
         for part in parts:
             work = start_tasks(job, part)
-            waiting.append((work, _submit_side(pool, side_work(job, work))))
+            side = side_work(job, work)
+            side.writes, writes = writes, []
+            waiting.append((work, _submit_side(pool, side)))
             if len(waiting) > LAYOUTS_IN_FLIGHT:
-                done, side = waiting.popleft()
-                yield from finish_tasks(job, done, side.result())
+                done, answer = waiting.popleft()
+                yield from finish_tasks(job, done, answer.result(), _later(writes))
         while waiting:
-            done, side = waiting.popleft()
-            yield from finish_tasks(job, done, side.result())
+            done, answer = waiting.popleft()
+            yield from finish_tasks(job, done, answer.result(), _later(writes))
+        if writes:
+            _submit_side(pool, SideWork(DotBatch([], [], "", 1), writes=writes)).result()
     except BaseException:       # a failure, Ctrl-C, or the consumer stopping early
         pool.abort()
         raise
     pool.close()
+
+
+def _later(writes: list[tuple[str, bytes]]) -> Callable[[str, bytes], None]:
+    def write(path: str, data: bytes) -> None:
+        writes.append((path, data))
+    return write
 
 
 def _graph_helpers() -> GraphHelpers | _LocalLayout:

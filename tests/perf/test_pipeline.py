@@ -275,11 +275,12 @@ def test_over_the_memory_budget_pages_render_in_process_and_identically(
         python_threads.add(threading.current_thread().name)
         return real_start(job, tasks)
 
-    def finish(job: chunks.RenderJob, work: chunks.ChunkWork,
-               side: SideResult | None = None) -> list[chunks.PageResult]:
+    def finish(job: chunks.RenderJob, work: chunks.ChunkWork, side: SideResult | None = None,
+               write: Callable[[str, bytes], None] | None = None) -> list[chunks.PageResult]:
         python_threads.add(threading.current_thread().name)
-        assert side is not None             # graphs and viewers made by a helper, not here
-        return real_finish(job, work, side)
+        # graphs and viewers made by a helper, pages written by one, not here
+        assert side is not None and write is not None
+        return real_finish(job, work, side, write)
 
     def submit(pool: Any, work: SideWork) -> Any:
         if not work.empty:

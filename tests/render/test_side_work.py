@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import errno
 import pickle
 from pathlib import Path
+
+import pytest
 
 from bundler.graph.paths import GNode
 from bundler.output.graph_cache import GraphCache
 from bundler.render import graph_helper, graphviz
-from bundler.render.side_work import SideWork, do_side_work
+from bundler.render.side_work import SideResult, SideWork, do_side_work
 from bundler.render.viewer_jobs import ViewerJob
 from bundler.render.viewers import render_payload
 
@@ -72,3 +75,21 @@ def test_a_helper_process_gives_the_same_result(tmp_path: Path) -> None:
 def test_nothing_to_do_is_empty() -> None:
     assert SideWork(graphviz.prepare_svgs([], dot="dot")).empty
     assert not SideWork(graphviz.prepare_svgs(_specs(), dot="dot")).empty
+
+
+def test_pages_written_by_a_helper_land_and_its_errors_come_back(tmp_path: Path) -> None:
+    """A page the helper could not write is an error in the build, with the file named
+    and the cause kept (a full disk is then RB906, like a write in the build process)."""
+    empty = graphviz.prepare_svgs([], dot="dot")
+    good = tmp_path / "a.html"
+    bad = tmp_path / "missing" / "b.html"
+    helpers = graph_helper.GraphHelpers(1)
+    try:
+        assert helpers.submit(SideWork(empty, writes=[(str(good), b"<p>a</p>")])).result() \
+            == SideResult({}, [])
+        assert good.read_bytes() == b"<p>a</p>"
+        with pytest.raises(FileNotFoundError) as caught:
+            helpers.submit(SideWork(empty, writes=[(str(bad), b"x")])).result()
+        assert caught.value.filename == str(bad) and caught.value.errno == errno.ENOENT
+    finally:
+        helpers.close()
