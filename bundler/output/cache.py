@@ -63,6 +63,11 @@ def _field_names(cls: type) -> tuple[str, ...]:
 
 
 _FROZEN: dict[type, bool] = {}
+#: Types that :meth:`Encoder._other` found to be dataclasses (not enums) and models:
+#: pages hold tens of thousands of links and events, and its chain of tests was a
+#: third of the cost of encoding them.
+_DATACLASSES: set[type] = set()
+_MODELS: set[type] = set()
 #: Encodings of frozen dataclass instances kept per encoder (then it starts over).
 MEMO_SIZE = 20_000
 
@@ -136,6 +141,10 @@ class Encoder:
             out.append("}")
         elif t is Markup:
             out.append(f"m{len(obj)}:{obj}")
+        elif t in _DATACLASSES:     # known from an earlier _other(): skip its tests
+            self._dataclass(obj, t, out)
+        elif t in _MODELS:
+            self._model(obj, out)
         else:
             self._other(obj, t, out)
 
@@ -147,8 +156,10 @@ class Encoder:
             out.append("d")
             self._enc(obj.key, out)
         elif isinstance(obj, BaseModel):
+            _MODELS.add(t)
             self._model(obj, out)
         elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+            _DATACLASSES.add(t)
             self._dataclass(obj, t, out)
         elif isinstance(obj, (str, int, float)):   # subclasses (not enums): by value and type
             out.append(f"x{t.__qualname__}:")

@@ -149,8 +149,9 @@ class _Helper:
         except (EOFError, OSError, pickle.UnpicklingError) as exc:
             self.proc.poll()
             raise HelperDied(
-                f"a Graphviz helper process died (exit status {self.proc.returncode}, "
-                f"{type(exc).__name__}); the build stopped and the previous site is kept"
+                "a helper process of the build (graphs, payload viewers, page writes) died "
+                f"(exit status {self.proc.returncode}, {type(exc).__name__}); the build "
+                "stopped and the previous site is kept"
             ) from None
         self.answered = True
         if not ok:

@@ -11,6 +11,7 @@ Run here or there, a job gives the same :class:`Viewer`.
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 
 from bundler.render.highlight import pick_lexer
@@ -20,6 +21,8 @@ from bundler.render.viewers import Viewer, render_payload
 MEMO_BYTES = 32 << 20
 _memo: dict[tuple[object, ...], Viewer] = {}
 _memo_bytes = 0
+#: Where no helper process can be started, jobs run in threads of the build.
+_memo_lock = threading.Lock()
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,7 +46,8 @@ class ViewerJob:
     def run(self) -> Viewer:
         """The viewer, made once per process for artifacts that share a payload."""
         memo_key = self._memo_key()
-        found = _memo.get(memo_key)
+        with _memo_lock:
+            found = _memo.get(memo_key)
         if found is not None:
             return found
         value = render_payload(read_head(self.src, self.head), self.media_type, self.name,
@@ -66,10 +70,13 @@ def _remember(key: tuple[object, ...], value: Viewer) -> None:
     size = len(value.html)
     if size > MEMO_BYTES:
         return
-    while _memo and _memo_bytes + size > MEMO_BYTES:
-        _memo_bytes -= len(_memo.pop(next(iter(_memo))).html)
-    _memo[key] = value
-    _memo_bytes += size
+    with _memo_lock:
+        if key in _memo:
+            return
+        while _memo and _memo_bytes + size > MEMO_BYTES:
+            _memo_bytes -= len(_memo.pop(next(iter(_memo))).html)
+        _memo[key] = value
+        _memo_bytes += size
 
 
 def read_head(path: str, limit: int) -> bytes:
