@@ -70,9 +70,10 @@ class LaidOut:
             self.names += [s.name for s in specs]
             return real_svgs(specs, **kwargs)
 
-        def rendering(job: chunks.RenderJob, page: Page, svg: dict[str, Markup]) -> str:
+        def rendering(job: chunks.RenderJob, page: Page, svg: dict[str, Markup],
+                      made: dict[str, Any] | None = None) -> str:
             self.pages.append(page.path)
-            return real_page(job, page, svg)
+            return real_page(job, page, svg, made)
 
         monkeypatch.setattr(chunks, "prepare_svgs", counting)
         monkeypatch.setattr(chunks, "render_page", rendering)
@@ -88,9 +89,10 @@ def test_grown_rebuild_keeps_old_claim_pages(synth_3k: Path, tmp_path: Path) -> 
               if k.startswith("claims/") and not k.startswith("claims/index")}
     assert len(before) > 10
 
-    def rendering(job: chunks.RenderJob, page: Page, svg: dict[str, Markup]) -> str:
+    def rendering(job: chunks.RenderJob, page: Page, svg: dict[str, Markup],
+                  made: dict[str, Any] | None = None) -> str:
         rendered.append(page.path)
-        return real_page(job, page, svg)
+        return real_page(job, page, svg, made)
 
     rendered: list[str] = []
     real_page = chunks.render_page
