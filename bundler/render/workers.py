@@ -8,8 +8,8 @@ but each worker ends up with its own copy of most of the bundle (reference
 counts un-share the pages), so workers are only forked while the estimated
 tree fits :data:`MEMORY_BUDGET` (:func:`render_workers`); above that, pages
 render in this process, with the same bytes, and two small helper processes
-do the rest of the work beside it (graphs, their store, payload viewers: see
-:mod:`bundler.render.side_work`).
+do the rest of the work beside it (graphs, their store, payload viewers, writing
+the pages: see :mod:`bundler.render.side_work`).
 """
 
 from __future__ import annotations
@@ -172,13 +172,13 @@ def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
     """Render ``parts`` in this process; with ``overlap``, the side work of the next
     :data:`LAYOUTS_IN_FLIGHT` chunks (graphs, their store, payload viewers) is done by
     helper processes (:mod:`bundler.render.graph_helper`) while this process makes and
-    renders pages.
+    renders pages, which the helpers then write.
 
-    A helper receives only a chunk's DOT sources, captions and viewer jobs, and sends
-    back SVG text and viewer HTML, so it holds no copy of the bundle: a fresh
-    interpreter of about 40 MB (this path is taken when the bundle is too big to
-    copy).  Every Python object of the build stays with this process's main thread,
-    and the output is the same.
+    A helper receives only a chunk's DOT sources, captions and viewer jobs, and pages
+    as bytes, and sends back SVG text and viewer HTML, so it holds no copy of the
+    bundle: a fresh interpreter of about 40 MB (this path is taken when the bundle is
+    too big to copy).  Every Python object of the build stays with this process's main
+    thread, and the output is the same.
     """
     if not overlap or len(parts) < 2:
         for part in parts:
