@@ -22,7 +22,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -166,8 +166,6 @@ class ChunkWork:
     svgs: dict[str, dict[str, Markup]]           # page path -> slot -> SVG (from the store)
     owners: dict[str, tuple[str, str, str]]      # graph name -> (page path, slot, key)
     batch: DotBatch
-    #: (page, context key) of each viewer job sent with :func:`side_work`, in order
-    offloaded: list[tuple[int, str]] = dataclasses.field(default_factory=list)
 
 
 def start_tasks(job: RenderJob, tasks: list[PageTask]) -> ChunkWork:
@@ -224,44 +222,47 @@ def _reuse(job: RenderJob, path: str, fp: str, graphs: int, facts: dict[str, Any
                       record, kept)
 
 
-def side_work(job: RenderJob, work: ChunkWork) -> SideWork:
-    """What of ``work`` another process can do (:mod:`bundler.render.side_work`): its
-    graphs, storing them, and the payload viewers of the pages it renders."""
-    viewers = []
+def _jobs(work: ChunkWork) -> Iterator[tuple[int, str, Any]]:
+    """(page, context key, job) of each :class:`Deferred` with a job on the pages to
+    render, in a fixed order (what :func:`side_work` sends, and its answers come in)."""
     for i in work.todo:
         page = work.pages[i]
         assert page is not None
         for name, value in page.context.items():
             if isinstance(value, Deferred) and value.job is not None:
-                work.offloaded.append((i, name))
-                viewers.append(value.job)
+                yield i, name, value.job
+
+
+def side_work(job: RenderJob, work: ChunkWork) -> SideWork:
+    """What of ``work`` another process can do (:mod:`bundler.render.side_work`): its
+    graphs, storing them, and the payload viewers of the pages it renders."""
     return SideWork(work.batch, job.graphs.root if job.graphs is not None else None,
-                    {name: key for name, (_, _, key) in work.owners.items() if key}, viewers)
+                    {name: key for name, (_, _, key) in work.owners.items() if key},
+                    [viewer for _, _, viewer in _jobs(work)])
 
 
 def finish_tasks(job: RenderJob, work: ChunkWork, side: SideResult | None = None,
-                 write: Callable[[str, bytes], None] | None = None) -> list[PageResult]:
+                 later: list[tuple[str, bytes]] | None = None) -> list[PageResult]:
     """Sanitise the chunk's new graphs (after ``work.batch.run()``), render and write the
     pages that were not carried over.  ``side``: :func:`side_work` already done (in a
     helper process): the graphs laid out, sanitised and stored, and the viewers made.
-    ``write``: what writes a page's bytes to its absolute path (by default, this
-    thread, at once); the caller must see every write done before using the site."""
+    ``later``: the pages are not written here but added to it as (absolute path,
+    bytes); the caller must see them written before using the site."""
+    made: dict[int, dict[str, Any]] = {}
     if side is None:
         svgs = _layout_finish(work.svgs, work.owners, work.batch.finish(), job.graphs)
-        made: dict[int, dict[str, Any]] = {}
     else:
         svgs = _layout_finish(work.svgs, work.owners, side.svgs, None)
-        made = {}
-        for (i, name), viewer in zip(work.offloaded, side.viewers, strict=True):
+        for (i, name, _), viewer in zip(_jobs(work), side.viewers, strict=True):
             made.setdefault(i, {})[name] = viewer
     for i in work.todo:
         page = work.pages[i]
         assert page is not None
         data = render_page(job, page, svgs.get(page.path, {}), made.get(i)).encode("utf-8")
-        if write is None:
+        if later is None:
             (job.out_root / page.path).write_bytes(data)
         else:
-            write(str(job.out_root / page.path), data)
+            later.append((str(job.out_root / page.path), data))
         work.results[i] = PageResult(page.path, work.fps[i], hashlib.sha256(data).hexdigest(),
                                      len(data), len(page.graphs), False, page.facts,
                                      work.records[i])

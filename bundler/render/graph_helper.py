@@ -230,7 +230,3 @@ def main() -> int:
             _write_frame(out, answer)
         except (pickle.PicklingError, TypeError, AttributeError) as exc:  # nothing written
             _write_frame(out, (False, BundlerError(f"graph helper: {answer[1]!r} ({exc})")))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -27,21 +27,25 @@ _memo_lock = threading.Lock()
 
 @dataclass(frozen=True, slots=True)
 class ViewerJob:
-    """The viewer of one verified payload: read ``head`` bytes of ``src`` and show them.
+    """The viewer of one verified payload: read ``head`` bytes of ``src`` (whose bytes
+    ``digest`` commits to) and show up to ``shown`` of them, linking to ``href``."""
 
-    ``key`` is what the page fingerprint hashes (every input but ``src``, whose
-    bytes the payload digest in the key commits to).
-    """
-
-    key: tuple[object, ...]
-    src: str
-    head: int
+    digest: str
+    size: int
     media_type: str
     name: str | None
     href: str
     shown: int
-    size: int
+    head: int
+    src: str
     code: bool
+
+    @property
+    def key(self) -> tuple[object, ...]:
+        """What the page fingerprint hashes: every input but ``src`` and ``code``, which
+        the digest and the media type and name decide."""
+        return ("verified", self.digest, self.size, self.media_type, self.name, self.href,
+                self.shown, self.head)
 
     def run(self) -> Viewer:
         """The viewer, made once per process for artifacts that share a payload."""
@@ -62,7 +66,8 @@ class ViewerJob:
         if not self.code:
             return self.key
         lexer = type(pick_lexer(self.name, self.media_type))
-        return (*self.key[:4], f"{lexer.__module__}.{lexer.__qualname__}", *self.key[5:])
+        return ("verified", self.digest, self.size, self.media_type,
+                f"{lexer.__module__}.{lexer.__qualname__}", self.href, self.shown, self.head)
 
 
 def _remember(key: tuple[object, ...], value: Viewer) -> None:

@@ -38,7 +38,7 @@ from bundler.render.chunks import (
     start_tasks,
 )
 from bundler.render.graph_helper import GraphHelpers, Pending
-from bundler.render.graphviz import DotBatch
+from bundler.render.graphviz import prepare_svgs
 from bundler.render.pages.plan import PageTask
 from bundler.render.side_work import SideResult, SideWork, do_side_work
 
@@ -197,22 +197,16 @@ def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
             waiting.append((work, _submit_side(pool, side)))
             if len(waiting) > LAYOUTS_IN_FLIGHT:
                 done, answer = waiting.popleft()
-                yield from finish_tasks(job, done, answer.result(), _later(writes))
+                yield from finish_tasks(job, done, answer.result(), writes)
         while waiting:
             done, answer = waiting.popleft()
-            yield from finish_tasks(job, done, answer.result(), _later(writes))
+            yield from finish_tasks(job, done, answer.result(), writes)
         if writes:
-            _submit_side(pool, SideWork(DotBatch([], [], "", 1), writes=writes)).result()
+            _submit_side(pool, SideWork(prepare_svgs([]), writes=writes)).result()
     except BaseException:       # a failure, Ctrl-C, or the consumer stopping early
         pool.abort()
         raise
     pool.close()
-
-
-def _later(writes: list[tuple[str, bytes]]) -> Callable[[str, bytes], None]:
-    def write(path: str, data: bytes) -> None:
-        writes.append((path, data))
-    return write
 
 
 def _graph_helpers() -> GraphHelpers | _LocalLayout:

@@ -276,11 +276,11 @@ def test_over_the_memory_budget_pages_render_in_process_and_identically(
         return real_start(job, tasks)
 
     def finish(job: chunks.RenderJob, work: chunks.ChunkWork, side: SideResult | None = None,
-               write: Callable[[str, bytes], None] | None = None) -> list[chunks.PageResult]:
+               later: list[tuple[str, bytes]] | None = None) -> list[chunks.PageResult]:
         python_threads.add(threading.current_thread().name)
         # graphs and viewers made by a helper, pages written by one, not here
-        assert side is not None and write is not None
-        return real_finish(job, work, side, write)
+        assert side is not None and later is not None
+        return real_finish(job, work, side, later)
 
     def submit(pool: Any, work: SideWork) -> Any:
         if not work.empty:

@@ -25,8 +25,7 @@ def _specs() -> list[graphviz.GraphSpec]:
 
 def _job(path: Path, name: str, media_type: str, head: int, shown: int) -> ViewerJob:
     size = path.stat().st_size
-    return ViewerJob(("verified", f"sha256:{name}", size, media_type, name, "../f", shown, head),
-                     str(path), head, media_type, name, "../f", shown, size,
+    return ViewerJob(f"sha256:{name}", size, media_type, name, "../f", shown, head, str(path),
                      media_type == "text/x-python")
 
 

@@ -104,11 +104,9 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Deferred | No
     category = viewer_category(payload.media_type, payload.name)
     shown = CODE_MAX_BYTES if category == "code" else TEXT_MAX_BYTES
     head = shown * PARSE_FACTOR if category in ("json", "csv") else shown
-    key = ("verified", payload.digest, payload.size, payload.media_type, payload.name, href,
-           shown, head)
-    job = ViewerJob(key, str(ctx.bundle.root / status.path), head, payload.media_type,
-                    payload.name, href, shown, payload.size, category == "code")
-    return Deferred(key, job.run, job)
+    job = ViewerJob(payload.digest, payload.size, payload.media_type, payload.name, href,
+                    shown, head, str(ctx.bundle.root / status.path), category == "code")
+    return Deferred(job.key, job.run, job)
 
 
 def few_artifacts(idx: BundleIndex) -> bool:
