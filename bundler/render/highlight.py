@@ -19,7 +19,7 @@ from pygments import highlight  # type: ignore[import-untyped,unused-ignore]
 from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped,unused-ignore]
 from pygments.lexer import Lexer  # type: ignore[import-untyped,unused-ignore]
 from pygments.lexers import (  # type: ignore[import-untyped,unused-ignore]
-    find_lexer_class_for_filename,
+    find_lexer_class,
     find_plugin_lexers,
     get_lexer_for_mimetype,
 )
@@ -94,10 +94,64 @@ def _filename_key(filename: str) -> str:
     return base[dot:]
 
 
+#: A lexer as Pygments' file-name table names it (a built-in lexer's name, or a plugin's class).
+_LexerRef = str | type
+#: Patterns in Pygments' order: (position, lexer, pattern).
+_Entry = tuple[int, _LexerRef, str]
+
+
+@functools.cache
+def _pattern_table() -> tuple[dict[str, list[_Entry]], dict[str, list[_Entry]],
+                              list[tuple[re.Pattern[str], _Entry]]]:
+    """Every file-name pattern of every lexer, indexed by how it can match.
+
+    Pygments' ``find_lexer_class_for_filename`` compiles a regular expression for
+    each of its ~930 patterns on its first call in a process (30 ms, paid again
+    by every forked render worker).  Nearly all are ``*`` plus a literal, which
+    matches exactly the names that end with the literal, or a plain literal,
+    which matches only itself: those become dict lookups, and only the dozen
+    others are compiled.
+    """
+    suffixes: dict[str, list[_Entry]] = {}
+    exact: dict[str, list[_Entry]] = {}
+    others: list[tuple[re.Pattern[str], _Entry]] = []
+    owners: list[tuple[_LexerRef, tuple[str, ...]]] = [
+        (name, tuple(names)) for _mod, name, _aliases, names, _mimes in LEXERS.values()]
+    owners += [(cls, tuple(cls.filenames)) for cls in find_plugin_lexers()]
+    position = 0
+    for owner, patterns in owners:
+        for pattern in patterns:
+            entry = (position, owner, pattern)
+            position += 1
+            if not any(c in pattern for c in "*?["):
+                exact.setdefault(pattern, []).append(entry)
+            elif pattern[0] == "*" and not any(c in pattern[1:] for c in "*?["):
+                suffixes.setdefault(pattern[1:], []).append(entry)
+            else:
+                others.append((re.compile(fnmatch.translate(pattern)), entry))
+    return suffixes, exact, others
+
+
 @functools.lru_cache(maxsize=4096)
 def _class_for_name(name: str) -> type[Lexer] | None:
-    cls: type[Lexer] | None = find_lexer_class_for_filename(name)
-    return cls
+    """What ``find_lexer_class_for_filename(name)`` returns, from :func:`_pattern_table`:
+    the same matches in the same order, rated as Pygments rates them (priority, a
+    bonus for a pattern without ``*``, then the class name; the last one wins)."""
+    fn = posixpath.basename(name)
+    suffixes, exact, others = _pattern_table()
+    found = [e for i in range(len(fn) + 1) for e in suffixes.get(fn[i:], ())]
+    found += exact.get(fn, ())
+    found += [e for rx, e in others if rx.match(fn)]
+    if not found:
+        return None
+    matches: list[tuple[type[Lexer], str]] = []
+    for _pos, owner, pattern in sorted(found, key=lambda e: e[0]):
+        cls = find_lexer_class(owner) if isinstance(owner, str) else owner
+        if cls is not None:
+            matches.append((cls, pattern))
+    matches.sort(key=lambda m: (m[0].priority + (0.5 if "*" not in m[1] else 0),
+                                m[0].__name__))
+    return matches[-1][0] if matches else None
 
 
 def lexer_class_for_filename(filename: str) -> type[Lexer] | None:

@@ -15,7 +15,9 @@ def _names() -> list[str]:
     """Names built from every Pygments pattern, with prefixes and suffixes that
     could trip a by-extension memo (``x.bash_y`` must not look up ``.bash_y``)."""
     names = ["Makefile.py", "a.py", ".py", "..py", "a..py", "x.tar.gz", "README", "a.bash_x",
-             ".bash_x", "a.b.c.d", "dir/run_1.py", "Makefile", "x.Makefile", "a.[ch]"]
+             ".bash_x", "a.b.c.d", "dir/run_1.py", "Makefile", "x.Makefile", "a.[ch]",
+             "A.PY", "makefile", "x.H", "CMakeLists.txt", ".bashrc", "a.php5", "Kconfig-x",
+             "a.1", "a.10", "", ".", "*", "*.py", "a?py"]
     for pattern in sorted({p for v in LEXERS.values() for p in v[3]}):
         lit = re.sub(r"\[(.)[^\]]*\]", r"\1", pattern.replace("*", "x").replace("?", "q"))
         for pre in ("", "a", "run_1", "a.b", ".", "x.bash_", "dir/"):
@@ -24,6 +26,8 @@ def _names() -> list[str]:
 
 
 def test_lexer_class_matches_pygments_for_every_pattern() -> None:
+    """Our table of patterns (suffix and literal lookups, a few regexes) must give
+    Pygments' own answer, including its tie-breaks by priority and class name."""
     for name in _names():
         assert hl.lexer_class_for_filename(name) is find_lexer_class_for_filename(name), name
 
