@@ -12,7 +12,8 @@ Workers are forked (they inherit the loaded models; nothing is imported
 again) and only used where that is safe and pays: a large log, events not
 kept (sending whole events back costs more than validating them), more than
 one CPU, and no other threads in this process (forking a threaded process
-can deadlock the child).
+can deadlock the child).  When events are kept (a site build),
+:mod:`bundler.verify.checker` still takes the canonical-form check off this process.
 """
 
 from __future__ import annotations
@@ -25,10 +26,11 @@ import os
 import pickle
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, NoReturn
 
+from bundler.integrity.canonical import parse_vouched
 from bundler.load.events import Finding, parse_line, read_lines
 from bundler.verify.facts import facts_of, facts_tuple
 from bundler.verify.schema import check_event
@@ -55,13 +57,20 @@ RANGE_BYTES = 2 << 20
 WORKERS_ENV = "REVIEW_BUNDLER_WORKERS"
 
 
-def analyse(data: bytes, keep_model: bool, plain: bool = False) -> LineResult:
+def analyse(data: bytes, keep_model: bool, plain: bool = False,
+            vouched: Container[bytes] = ()) -> LineResult:
     """Everything about one complete line (without its newline) that needs no other line.
 
     ``plain``: facts as a plain tuple, to be sent to another process.
+    ``vouched``: leaf hashes of lines found canonical by the checker process.
     """
     h = hashlib.sha256(b"\x00" + data).digest()
-    obj, findings = parse_line(data)
+    obj: dict[str, Any] | None = None
+    findings: tuple[Finding, ...] = ()
+    if h in vouched:
+        obj = parse_vouched(data)
+    if type(obj) is not dict:
+        obj, findings = parse_line(data)
     if obj is None:
         return h, findings, False, None, "", None, None
     seq = obj.get("seq")
@@ -76,12 +85,12 @@ def analyse(data: bytes, keep_model: bool, plain: bool = False) -> LineResult:
     return h, findings, True, seq, prev_token, facts, None
 
 
-def _analyse_lines(fh: BinaryIO, cap: int, end: int | None, keep_model: bool,
-                   plain: bool = False) -> Iterator[LineResult]:
+def analyse_lines(fh: BinaryIO, cap: int, end: int | None, keep_model: bool,
+                   plain: bool = False, vouched: Container[bytes] = ()) -> Iterator[LineResult]:
     for data, problem in read_lines(fh, cap, end):
         if problem is None:
             assert data is not None
-            yield analyse(data, keep_model, plain)
+            yield analyse(data, keep_model, plain, vouched)
         elif data is None:  # cut off mid-write: reported, not hashed
             yield None, (problem,), False, None, "", None, None
         else:  # over the size limit: hashed as an empty line, as before it was read
@@ -92,7 +101,7 @@ def analyse_range(path: Path, start: int, end: int, cap: int) -> list[LineResult
     """The lines in bytes ``[start, end)``, which begin and end at line starts."""
     with open(path, "rb") as fh:
         fh.seek(start)
-        return list(_analyse_lines(fh, cap, end, False, plain=True))
+        return list(analyse_lines(fh, cap, end, False, plain=True))
 
 
 def line_results(path: Path, cap: int, *, keep_models: bool, workers: int
@@ -100,19 +109,14 @@ def line_results(path: Path, cap: int, *, keep_models: bool, workers: int
     """Every line of the log, analysed, in order; by ``workers`` processes if above 1."""
     if workers <= 1:
         with open(path, "rb") as fh:
-            yield from _analyse_lines(fh, cap, None, keep_models)
+            yield from analyse_lines(fh, cap, None, keep_models)
         return
-    size = path.stat().st_size
-    bounds = [0]
-    with open(path, "rb") as fh:
-        while bounds[-1] < size:
-            bounds.append(_line_start_at_or_after(fh, bounds[-1] + RANGE_BYTES, size))
-    ranges = list(itertools.pairwise(bounds))
+    ranges = byte_ranges(path, RANGE_BYTES)
     try:
         pool = _ForkedWorkers(path, cap, ranges, workers)
     except OSError:  # no process to be had (a ulimit, say): then all of it here
         with open(path, "rb") as fh:
-            yield from _analyse_lines(fh, cap, None, False)
+            yield from analyse_lines(fh, cap, None, False)
         return
     # Each batch is thousands of new tuples that all live until consumed: the pattern
     # that makes the cyclic GC rescan them over and over (a fifth of this process's
@@ -129,6 +133,16 @@ def line_results(path: Path, cap: int, *, keep_models: bool, workers: int
         if gc_was_enabled:
             gc.enable()
         pool.close()
+
+
+def byte_ranges(path: Path, step: int) -> list[tuple[int, int]]:
+    """The log cut into byte ranges of about ``step`` bytes, at line starts."""
+    size = path.stat().st_size
+    bounds = [0]
+    with open(path, "rb") as fh:
+        while bounds[-1] < size:
+            bounds.append(_line_start_at_or_after(fh, bounds[-1] + step, size))
+    return list(itertools.pairwise(bounds))
 
 
 class _ForkedWorkers:
@@ -152,7 +166,7 @@ class _ForkedWorkers:
                     raise
                 if pid == 0:  # the worker: never returns into the caller's code
                     os.close(read_fd)
-                    _serve(path, cap, ranges[k::n], write_fd)
+                    serve(path, cap, ranges[k::n], write_fd, analyse_range)
                 os.close(write_fd)
                 self.pids.append(pid)
                 self.pipes.append(os.fdopen(read_fd, "rb"))
@@ -185,13 +199,14 @@ class _ForkedWorkers:
                 os.waitpid(pid, 0)
 
 
-def _serve(path: Path, cap: int, ranges: list[tuple[int, int]], write_fd: int) -> NoReturn:
+def serve(path: Path, cap: int, ranges: list[tuple[int, int]], write_fd: int,
+           work: Callable[[Path, int, int, int], Any]) -> NoReturn:
     status = 1
     try:
         gc.freeze()  # inherited objects: never scanned, so their pages stay shared
         with os.fdopen(write_fd, "wb") as out:
             for start, end in ranges:
-                blob = pickle.dumps(analyse_range(path, start, end, cap),
+                blob = pickle.dumps(work(path, start, end, cap),
                                     protocol=pickle.HIGHEST_PROTOCOL)
                 out.write(len(blob).to_bytes(8, "little"))
                 out.write(blob)
@@ -224,22 +239,43 @@ def choose_workers(path: Path, *, keep_models: bool, requested: int | None) -> i
     with more than one CPU for this process and at least one of them idle (the
     one-minute load average).
     """
-    if requested is None and os.environ.get(WORKERS_ENV, "").strip().isdigit():
-        requested = int(os.environ[WORKERS_ENV])
+    requested = requested_workers(requested)
     if requested is not None and requested <= 1:
         return 0
-    if keep_models or not hasattr(os, "fork") or threading.active_count() > 1:
+    if keep_models or not can_fork():
         return 0
     if requested is not None:
         return requested
+    cpus = _idleusable_cpus(path, PARALLEL_MIN_BYTES)
+    return 0 if cpus < 2 else min(cpus, 4)
+
+
+def requested_workers(requested: int | None) -> int | None:
+    if requested is None and os.environ.get(WORKERS_ENV, "").strip().isdigit():
+        return int(os.environ[WORKERS_ENV])
+    return requested
+
+
+def can_fork() -> bool:
+    """Forking a process with other threads can deadlock the child."""
+    return hasattr(os, "fork") and threading.active_count() == 1
+
+
+def _idleusable_cpus(path: Path, min_bytes: int) -> int:
+    """CPUs for this process if the log has ``min_bytes`` and one of them is idle, else 0."""
     try:
-        if path.stat().st_size < PARALLEL_MIN_BYTES:
+        if path.stat().st_size < min_bytes:
             return 0
     except OSError:
         return 0
-    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
-        (os.cpu_count() or 1)
+    cpus = usable_cpus()
     # Workers only pay on idle CPUs: on a machine already busy with other jobs they
     # add their cost (about a tenth more CPU) and take no CPU from anyone.
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    return 0 if cpus < 2 or busy > cpus - 1 else min(cpus, 4)
+    return 0 if cpus < 2 or busy > cpus - 1 else cpus
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1)

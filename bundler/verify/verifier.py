@@ -35,6 +35,7 @@ from bundler.load.limits import DEFAULT_LIMITS, Limits
 from bundler.load.source import BundleSource, open_bundle
 from bundler.model.events import FORMAT_VERSION
 from bundler.model.metadata import BundleMetadata, Manifest
+from bundler.verify.checker import checked_results, choose_checker
 from bundler.verify.checkpoints import KeyRing, declared_keys, read_checkpoints, settle_checkpoints
 from bundler.verify.compact import Compactor
 from bundler.verify.facts import EventFacts
@@ -188,8 +189,11 @@ def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: L
     progress = opts.progress
     compact = Compactor() if opts.keep_events else None
     workers = choose_workers(path, keep_models=opts.keep_events, requested=opts.workers)
-    results = line_results(path, opts.limits.max_line_bytes, keep_models=opts.keep_events,
-                           workers=workers)
+    cap = opts.limits.max_line_bytes
+    if workers == 0 and opts.keep_events and choose_checker(path, requested=opts.workers):
+        results = checked_results(path, cap, keep_models=True)
+    else:
+        results = line_results(path, cap, keep_models=opts.keep_events, workers=workers)
     # Lines are analysed one by one (stream.analyse, perhaps in worker processes);
     # this loop does what depends on their order.  It runs once per line of logs
     # with millions of lines: a Location is built only for a finding.

@@ -131,7 +131,7 @@ def test_a_dead_worker_costs_speed_not_correctness(cases: list[Path],
     def die(*args: object) -> None:
         os._exit(3)
 
-    monkeypatch.setattr(stream, "_serve", die)
+    monkeypatch.setattr(stream, "serve", die)
     assert [_report(path, 2) for path in cases[:4]] == expected
 
 
