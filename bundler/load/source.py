@@ -34,29 +34,70 @@ class BundleSource:
     origin: Path
     archive: str | None = None
     unsafe_paths: set[str] = field(default_factory=set)
+    #: folders found to be no link, while :meth:`remembering_folders` is active
+    _safe_folders: set[str] | None = field(default=None, repr=False, compare=False)
 
     def path(self, rel: str) -> Path | None:
         """Resolve a bundle-relative path, or ``None`` when it is unsafe or a link."""
-        if not is_safe_relpath(rel):
+        found = self._lstat(rel)
+        return None if found is None else found[0]
+
+    def regular_file(self, rel: str) -> Path | None:
+        """:meth:`path`, when it names a regular file (judged by the same ``lstat``)."""
+        found = self._lstat(rel)
+        if found is None or found[1] is None or not stat.S_ISREG(found[1].st_mode):
             return None
-        parts = PurePosixPath(rel).parts
-        full = self.root.joinpath(*parts)
-        # Every component, not just the last: a symlinked *folder* (payloads/sha256
-        # -> /elsewhere) would otherwise let the verifier read files outside the bundle.
-        p = self.root
-        for i, part in enumerate(parts, 1):
-            p = p / part
-            try:
-                st = p.lstat()
-            except OSError:
-                return full
-            if stat.S_ISLNK(st.st_mode) or "/".join(parts[:i]) in self.unsafe_paths:
-                return None
-        return full
+        return found[0]
 
     def exists(self, rel: str) -> bool:
-        p = self.path(rel)
-        return p is not None and p.is_file()
+        return self.regular_file(rel) is not None
+
+    def _lstat(self, rel: str) -> tuple[Path, os.stat_result | None] | None:
+        """The full path and the ``lstat`` of its last component (``None``: absent), or
+        ``None`` when ``rel`` is unsafe or passes through a link.
+
+        Every component is checked, not just the last: a symlinked *folder*
+        (payloads/sha256 -> /elsewhere) would otherwise let the verifier read
+        files outside the bundle.  A folder found safe is not looked at again: a
+        bundle's thousands of payloads share two) while :meth:`remembering_folders`
+        is active.
+        """
+        if not is_safe_relpath(rel):
+            return None
+        parts = rel.split("/")
+        if "" in parts or "." in parts:  # a//b, a/./b: let pathlib normalise them
+            parts = list(PurePosixPath(rel).parts)
+        root = os.fspath(self.root)
+        full = Path(root, *parts)
+        safe, unsafe = self._safe_folders, self.unsafe_paths
+        prefix = ""
+        last = len(parts) - 1
+        for i, part in enumerate(parts):
+            prefix = f"{prefix}/{part}" if prefix else part
+            if i < last and safe is not None and prefix in safe:
+                continue
+            try:
+                st = os.lstat(os.path.join(root, prefix))
+            except OSError:
+                return full, None
+            if stat.S_ISLNK(st.st_mode) or prefix in unsafe:
+                return None
+            if i < last and safe is not None:
+                safe.add(prefix)
+        return full, st
+
+    @contextmanager
+    def remembering_folders(self) -> Iterator[None]:
+        """Check each folder once inside the block (for a pass over many files).
+
+        Outside it every call looks at every component again, so a folder swapped
+        for a link between two steps of the pipeline is still caught.
+        """
+        self._safe_folders = set()
+        try:
+            yield
+        finally:
+            self._safe_folders = None
 
     def files(self) -> Iterator[str]:
         """Every regular file, as a sorted bundle-relative POSIX path."""

@@ -38,8 +38,8 @@ class PayloadLedger:
 
 
 def _hash_file(src: BundleSource, rel: str, salt: bytes) -> tuple[str, int] | None:
-    p = src.path(rel)
-    if p is None or not p.is_file():
+    p = src.regular_file(rel)
+    if p is None:
         return None
     h = hashlib.sha256(salt)
     size = 0
@@ -57,6 +57,15 @@ def check_payloads(src: BundleSource, manifest: Manifest | None, ledger: Payload
     writer stopped between checkpoints (the manifest is written at checkpoints)."""
     entries: dict[str, ManifestEntry] = {e.digest: e for e in manifest.payloads} if manifest \
         else {}
+    with src.remembering_folders():
+        states = _payload_states(src, manifest, entries, ledger, sink, signed_size)
+    _unexpected_files(src, entries, set(ledger.commitments), sink)
+    return states
+
+
+def _payload_states(src: BundleSource, manifest: Manifest | None,
+                    entries: dict[str, ManifestEntry], ledger: PayloadLedger,
+                    sink: DiagnosticSink, signed_size: int | None) -> dict[str, PayloadStatus]:
     states: dict[str, PayloadStatus] = {}
     for digest, (ev, seq) in sorted(ledger.redactions.items()):
         if digest not in ledger.commitments:
@@ -96,8 +105,8 @@ def check_payloads(src: BundleSource, manifest: Manifest | None, ledger: Payload
         salt = b""
         salt_rel = rel + ".salt"
         # A salt only matters for a salted commitment or a redacted payload.
-        sp = src.path(salt_rel) if ref.salted or redaction is not None else None
-        salt_present = sp is not None and sp.is_file()
+        sp = src.regular_file(salt_rel) if ref.salted or redaction is not None else None
+        salt_present = sp is not None
         if ref.salted and salt_present and sp is not None:
             salt = sp.read_bytes()[:17]
             if len(salt) != 16:
@@ -120,7 +129,6 @@ def check_payloads(src: BundleSource, manifest: Manifest | None, ledger: Payload
         if digest not in ledger.commitments:
             sink.emit("RB406", f"manifest lists {digest}, which no event commits to",
                       Location(path=layout.MANIFEST))
-    _unexpected_files(src, entries, set(ledger.commitments), sink)
     return states
 
 

@@ -28,6 +28,7 @@ from bundler.integrity.canonical import (
     fast_canonical_object,
     parse_canonical,
     parse_strict,
+    parse_vouched,
 )
 from bundler.synth import generate
 
@@ -197,3 +198,22 @@ def test_deep_nesting_is_a_json_error_not_a_crash() -> None:
         parse_strict(data)
     assert err.value.kind == "json"
     assert str(err.value) == "invalid JSON: nested too deeply to parse"
+
+
+@pytest.mark.parametrize("data", [
+    b'{"x":1e-7}', b'{"x":1.0}', b'{"x":0.50}', b'{"x":"\xff"}', b'{"x":"\\ud800"}', b"{",
+    b'{"x":NaN}', b'{"a":' + b"[" * 5000 + b"]" * 5000 + b"}",
+])
+def test_parse_vouched_gives_none_for_what_it_cannot_take(data: bytes) -> None:
+    """A vouch for a line the fast path would not accept (a checker that vouched for
+    the bytes of a canonical line it should have left undecided, say ``1e-7``) costs
+    speed, not a crash: the caller parses the line strictly."""
+    assert parse_vouched(data) is None
+    assert fast_canonical_object(data) is None
+
+
+def test_parse_vouched_is_the_fast_paths_parse(synthetic_lines: list[bytes]) -> None:
+    for line in synthetic_lines[::10]:
+        fast = fast_canonical_object(line)
+        if fast is not None:
+            assert parse_vouched(line) == fast == json.loads(line)
