@@ -31,7 +31,13 @@ from bundler.errors import WriterError
 from bundler.integrity.canonical import CanonicalError, canonicalize, parse_strict
 from bundler.integrity.merkle import MerkleAccumulator, leaf_hash
 from bundler.integrity.note import Checkpoint, SignerKey, sign_note
-from bundler.model.events import EVENT_MODELS, FORMAT_VERSION, EventBase, PayloadRef
+from bundler.model.events import (
+    EVENT_MODELS,
+    FORMAT_VERSION,
+    EventBase,
+    PayloadRef,
+    error_message,
+)
 from bundler.model.metadata import BundleMetadata, Manifest, ManifestEntry
 
 Clock = Callable[[], str]
@@ -200,7 +206,10 @@ class BundleWriter:
         try:
             event = model.model_validate(body)
         except ValidationError as exc:
-            raise WriterError(f"invalid {type} event {body.get('id')!r}: {exc}") from exc
+            problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'event'}: "
+                                 f"{error_message(e)} (got {e['input']!r:.80})"
+                                 for e in exc.errors())
+            raise WriterError(f"invalid {type} event {body.get('id')!r}: {problems}") from exc
         if type == "run" and self._first_run is None:
             self._first_run = event.id
         if event.id in self._ids:

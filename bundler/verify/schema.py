@@ -9,7 +9,7 @@ from pydantic import ValidationError
 from pydantic_core import SchemaValidator
 
 from bundler.diagnostics import DiagnosticSink, Location
-from bundler.model.events import EVENT_MODELS, EventBase, parse_time
+from bundler.model.events import EVENT_MODELS, EventBase, error_message, parse_time
 
 
 def _evaluator_problem(obj: dict[str, Any]) -> str | None:
@@ -74,7 +74,7 @@ def _short(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
         where = ".".join(str(p) for p in err["loc"]) or "event"
-        parts.append(f"{where}: {err['msg']}")
+        parts.append(f"{where}: {error_message(err)}")
     more = exc.error_count() - len(parts)
     return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
 
