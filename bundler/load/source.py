@@ -58,9 +58,9 @@ class BundleSource:
 
         Every component is checked, not just the last: a symlinked *folder*
         (payloads/sha256 -> /elsewhere) would otherwise let the verifier read
-        files outside the bundle.  A folder found safe is not looked at again: a
-        bundle's thousands of payloads share two) while :meth:`remembering_folders`
-        is active.
+        files outside the bundle.  While :meth:`remembering_folders` is active, a
+        folder found safe is not looked at again (a bundle's thousands of payloads
+        share two folders).
         """
         if not is_safe_relpath(rel):
             return None
