@@ -113,7 +113,7 @@ def verify_rows(sizes: tuple[int, ...]) -> list[Row]:
     """verify_bundle against the floor (json.loads + sha256 per line): CPU in this process,
     then wall time as ``validate`` runs on an idle machine (fresh processes, its workers)."""
     from bench.bench_verify import floor_pass, rounds, runs_for, verify_pass
-    from bundler.verify.stream import PARALLEL_MIN_BYTES, usable_cpus
+    from bundler.verify.stream import workers_when_idle
 
     rows = []
     key = trust_key()
@@ -129,9 +129,7 @@ def verify_rows(sizes: tuple[int, ...]) -> list[Row]:
                         f"{v_cpu:.2f} s ({n / v_cpu:,.0f} ev/s; wall {v_wall:.2f} s)",
                         f"{f_cpu:.2f} s (wall {f_wall:.2f} s)", f"{ratio:.1f}x",
                         f"<= {VERIFY_TARGET:g}x", "yes" if ratio <= VERIFY_TARGET else "NO"))
-        # What validate does with an idle second CPU: workers for a log of 8 MiB or more.
-        big = (path / "events.jsonl").stat().st_size >= PARALLEL_MIN_BYTES
-        workers = min(usable_cpus(), 4) if big and usable_cpus() >= 2 else 0
+        workers = workers_when_idle(path / "events.jsonl")  # as validate on an idle machine
         log(f"validate throughput, {n:,} events, {workers} workers ({k} rounds)")
         got = rounds(path, key, workers, k)
         (w_wall, w_cpu), (fl_wall, _) = got["verify"], got["floor"]

@@ -106,12 +106,11 @@ def _payload_states(src: BundleSource, manifest: Manifest | None,
         salt_rel = rel + ".salt"
         # A salt only matters for a salted commitment or a redacted payload.
         sp = src.regular_file(salt_rel) if ref.salted or redaction is not None else None
-        salt_present = sp is not None
-        if ref.salted and salt_present and sp is not None:
+        if ref.salted and sp is not None:
             salt = sp.read_bytes()[:17]
             if len(salt) != 16:
                 sink.emit("RB400", f"{salt_rel}: a salt must be exactly 16 bytes", loc)
-        if redaction is not None and salt_present:
+        if redaction is not None and sp is not None:
             sink.emit("RB412", f"{digest} is redacted but its salt {salt_rel} is still shipped; "
                       "delete it to make the redaction final", loc)
         got = _hash_file(src, rel, salt)

@@ -246,8 +246,10 @@ def choose_workers(path: Path, *, keep_models: bool, requested: int | None) -> i
         return 0
     if requested is not None:
         return requested
-    cpus = _idleusable_cpus(path, PARALLEL_MIN_BYTES)
-    return 0 if cpus < 2 else min(cpus, 4)
+    # Workers only pay on idle CPUs: on a machine already busy with other jobs they
+    # add their cost (about a tenth more CPU) and take no CPU from anyone.
+    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
+    return 0 if busy > usable_cpus() - 1 else workers_when_idle(path)
 
 
 def requested_workers(requested: int | None) -> int | None:
@@ -261,18 +263,16 @@ def can_fork() -> bool:
     return hasattr(os, "fork") and threading.active_count() == 1
 
 
-def _idleusable_cpus(path: Path, min_bytes: int) -> int:
-    """CPUs for this process if the log has ``min_bytes`` and one of them is idle, else 0."""
+def workers_when_idle(path: Path) -> int:
+    """The workers :func:`choose_workers` picks for this log when a CPU is idle: several
+    for a log of at least ``PARALLEL_MIN_BYTES`` on more than one CPU, else none."""
     try:
-        if path.stat().st_size < min_bytes:
+        if path.stat().st_size < PARALLEL_MIN_BYTES:
             return 0
     except OSError:
         return 0
     cpus = usable_cpus()
-    # Workers only pay on idle CPUs: on a machine already busy with other jobs they
-    # add their cost (about a tenth more CPU) and take no CPU from anyone.
-    busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
-    return 0 if cpus < 2 or busy > cpus - 1 else cpus
+    return 0 if cpus < 2 else min(cpus, 4)
 
 
 def usable_cpus() -> int:
