@@ -96,6 +96,7 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 @pytest.fixture
 def tiny_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stream, "RANGE_BYTES", 900)  # two or three lines per range
+    monkeypatch.setattr(stream, "MIN_RANGE_BYTES", 900)
 
 
 @pytest.mark.usefixtures("tiny_ranges")
@@ -155,6 +156,21 @@ def test_workers_are_reaped(cases: list[Path], monkeypatch: pytest.MonkeyPatch) 
     for pid in pids:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+def test_range_sizes() -> None:
+    """Mid-sized logs are cut into enough tasks to overlap; large ones into 2 MiB tasks."""
+    assert stream.range_bytes(4 << 20) == (4 << 20) // stream.MIN_RANGES
+    assert stream.range_bytes(400 << 20) == stream.RANGE_BYTES
+    assert stream.range_bytes(100) == stream.MIN_RANGE_BYTES
+    assert stream.range_bytes(0) == stream.MIN_RANGE_BYTES
+
+
+@pytest.mark.usefixtures("tiny_ranges")
+def test_tiny_ranges_cut_the_cases(cases: list[Path]) -> None:
+    """The fixture the report comparisons rely on really cuts logs into many ranges."""
+    log = cases[0] / "events.jsonl"
+    assert len(stream.byte_ranges(log, stream.range_bytes(log.stat().st_size))) > 3
 
 
 def test_choice_of_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
