@@ -99,22 +99,37 @@ class BundleSource:
         finally:
             self._safe_folders = None
 
-    def files(self) -> Iterator[str]:
-        """Every regular file, as a sorted bundle-relative POSIX path."""
+    def files(self, under: str | None = None) -> Iterator[str]:
+        """Every file that is not a folder, as sorted bundle-relative POSIX paths; with
+        ``under``, only those in that folder (none if it is a link or no folder), so that
+        finding the checkpoints does not walk a hundred thousand payloads."""
+        top = os.fspath(self.root)
+        if under is not None:
+            found = self._lstat(under)
+            if found is None or found[1] is None or not stat.S_ISDIR(found[1].st_mode):
+                return iter(())
+            top = os.fspath(found[0])
+        root = os.fspath(self.root)
         out: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(self.root, followlinks=False):
+        for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
             dirnames.sort()
-            for name in filenames:
-                full = Path(dirpath, name)
-                out.append(full.relative_to(self.root).as_posix())
+            rel = os.path.relpath(dirpath, root)
+            prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+            out += [prefix + name for name in filenames]
         return iter(sorted(out))
 
 
 def is_safe_relpath(rel: str) -> bool:
+    """A relative POSIX path that stays inside its folder.
+
+    Called for every payload (twice), so it splits the string itself: the components
+    kept are exactly ``PurePosixPath(rel).parts`` for a path that does not start with
+    a slash (empty and ``.`` components dropped), at a tenth of the cost.
+    """
     if not rel or rel.startswith(("/", "\\")) or "\\" in rel or "\x00" in rel:
         return False
-    parts = PurePosixPath(rel).parts
-    return bool(parts) and all(p not in ("..", ".", "") for p in parts) and ":" not in parts[0]
+    parts = [p for p in rel.split("/") if p and p != "."]
+    return bool(parts) and ".." not in parts and ":" not in parts[0]
 
 
 def _check_folder_links(root: Path, sink: DiagnosticSink, source: BundleSource) -> None:

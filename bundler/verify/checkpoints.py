@@ -61,9 +61,7 @@ class ParsedCheckpoint:
 def read_checkpoints(src: BundleSource, ring: KeyRing, origin: str | None,
                      sink: DiagnosticSink, max_bytes: int) -> list[ParsedCheckpoint]:
     out: list[ParsedCheckpoint] = []
-    for rel in src.files():
-        if not rel.startswith(layout.CHECKPOINTS + "/"):
-            continue
+    for rel in src.files(under=layout.CHECKPOINTS):
         loc = Location(path=rel)
         m = CHECKPOINT_NAME.match(rel)
         p = src.path(rel)

@@ -4,9 +4,12 @@ remembered only inside ``remembering_folders``."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
-from bundler.load.source import BundleSource
+from hypothesis import given
+from hypothesis import strategies as st
+
+from bundler.load.source import BundleSource, is_safe_relpath
 
 
 def _source(tmp_path: Path) -> tuple[BundleSource, Path]:
@@ -55,3 +58,57 @@ def test_an_unsafe_folder_is_refused_with_or_without_memory(tmp_path: Path) -> N
     with src.remembering_folders():
         assert src.path("payloads/sha256/aa") is None
         assert src.path("payloads/sha256/aa") is None
+
+
+def _safe_by_pathlib(rel: str) -> bool:
+    """The definition is_safe_relpath had before it split strings itself."""
+    if not rel or rel.startswith(("/", "\\")) or "\\" in rel or "\x00" in rel:
+        return False
+    parts = PurePosixPath(rel).parts
+    return bool(parts) and all(p not in ("..", ".", "") for p in parts) and ":" not in parts[0]
+
+
+@given(st.text(alphabet="/.\\a:\x00", max_size=12))
+def test_safe_relpath_is_the_pathlib_verdict(rel: str) -> None:
+    assert is_safe_relpath(rel) is _safe_by_pathlib(rel)
+
+
+def test_safe_relpath_cases() -> None:
+    for rel in ("a", "a/b", "a//b", "a/./b", "./a", "a/", "a/d:e", "payloads/sha256/ab"):
+        assert is_safe_relpath(rel), rel
+    for rel in ("", ".", "./", "/a", "\\a", "a\\b", "a/../b", "..", "a/..", "c:/x", "c:", "a:b/c",
+                "a\x00b", "//a"):
+        assert not is_safe_relpath(rel), rel
+
+
+def _files_by_pathlib(root: Path) -> list[str]:
+    """What files() listed before it built the names itself."""
+    out = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames.sort()
+        out += [Path(dirpath, name).relative_to(root).as_posix() for name in filenames]
+    return sorted(out)
+
+
+def test_files_and_files_under_a_folder(tmp_path: Path) -> None:
+    src, root = _source(tmp_path)
+    (root / "checkpoints" / "deep").mkdir(parents=True)
+    for rel in ("checkpoints/0001.json", "checkpoints/deep/x", "events.jsonl", "a b.txt",
+                "payloads/sha256/é"):
+        (root / rel).write_bytes(b"x")
+    (tmp_path / "elsewhere").mkdir()
+    (tmp_path / "elsewhere" / "secret").write_bytes(b"s")
+    os.symlink(tmp_path / "elsewhere", root / "linked")
+    os.symlink(root / "events.jsonl", root / "checkpoints" / "link")
+    everything = list(src.files())
+    assert everything == _files_by_pathlib(root)
+    assert "linked/secret" not in everything and "checkpoints/link" in everything
+    assert list(src.files(under="checkpoints")) == [
+        r for r in everything if r.startswith("checkpoints/")]
+    assert list(src.files(under="linked")) == []  # a link is never walked
+    assert list(src.files(under="events.jsonl")) == []
+    assert list(src.files(under="missing")) == []
+    os.rename(root / "checkpoints", tmp_path / "cps")
+    os.symlink(tmp_path / "cps", root / "checkpoints")
+    assert list(src.files(under="checkpoints")) == []
+    assert [r for r in src.files() if r.startswith("checkpoints/")] == []
