@@ -189,7 +189,7 @@ def start_tasks(job: RenderJob, tasks: list[PageTask]) -> ChunkWork:
             fps.append(record.fingerprint)
             records.append(record)
             continue
-        if deps is not None:
+        if deps is not None and deps.wanted:
             with recording() as reads:
                 page = make_page(job.ctx, task)
                 fp, keys[page.path] = _fingerprint(job, page)
@@ -197,6 +197,7 @@ def start_tasks(job: RenderJob, tasks: list[PageTask]) -> ChunkWork:
         else:
             page = make_page(job.ctx, task)
             fp, keys[page.path] = _fingerprint(job, page)
+            record = None
         pages.append(page)
         fps.append(fp)
         records.append(record)

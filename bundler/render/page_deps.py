@@ -56,6 +56,10 @@ class PageDeps:
         self.previous = previous
         self._memo: dict[str, str] = {}   # encoded read -> length-prefixed token
         self._event_key = encoder.event_key
+        #: Make new records.  The builder turns this off once the record file is full;
+        #: it is only a hint for the next build, so no page changes (pages rendered in
+        #: forked workers, which see their own copy, go on recording).
+        self.wanted = True
 
     def _event(self, ev: EventBase) -> str:
         """An event by the leaf hash of its line (which commits to all of it)."""

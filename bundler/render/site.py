@@ -277,6 +277,8 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
             if result.deps is not None and records is not None:
                 records.write(result.deps)      # streamed: results stay small
                 result = dataclasses.replace(result, deps=None)
+                if records.full and deps is not None:
+                    deps.wanted = False
             elif result.deps_kept and records is not None:
                 assert deps is not None             # records exist only with deps
                 records.write_line(deps.previous[result.path])

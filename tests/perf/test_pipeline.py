@@ -458,3 +458,29 @@ def test_chunks_hold_few_pages_of_the_event_log() -> None:
     assert [t for part in parts for t in part] == tasks          # order kept, nothing lost
     assert max(len(p) for p in parts) == 26                      # ceil(401 / 16)
     assert max(sum(t.kind == "events" for t in p) for p in parts) == workers.MAX_EVENT_PAGES
+
+
+def test_no_records_are_made_once_the_record_file_is_full(
+        synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pages rendered in this process stop being recorded when the record file will not
+    be kept, and the site is the same as one built with every page recorded."""
+    from bundler.output import deps_file
+    from bundler.render import page_deps
+    monkeypatch.setenv("REVIEW_BUNDLER_MEMORY_MIB", "1")    # render in this process
+    made: list[str] = []
+    real = page_deps.PageDeps.record
+
+    def spy(self: page_deps.PageDeps, task: plan.PageTask, *args: Any) -> Any:
+        made.append(task.path)
+        return real(self, task, *args)
+
+    monkeypatch.setattr(page_deps.PageDeps, "record", spy)
+    build(synth_3k, tmp_path / "all", jobs=2, incremental=True)
+    everything = len(made)
+    assert everything > 100 and deps_file.deps_path(tmp_path / "all").is_file()
+    made.clear()
+    monkeypatch.setattr(deps_file, "MAX_DEPS_BYTES", 20_000)
+    build(synth_3k, tmp_path / "capped", jobs=2, incremental=True)
+    assert 0 < len(made) < everything // 4
+    assert not deps_file.deps_path(tmp_path / "capped").exists()
+    assert tree(tmp_path / "capped") == tree(tmp_path / "all")
