@@ -103,13 +103,12 @@ class BundleSource:
         """Every file that is not a folder, as sorted bundle-relative POSIX paths; with
         ``under``, only those in that folder (none if it is a link or no folder), so that
         finding the checkpoints does not walk a hundred thousand payloads."""
-        top = os.fspath(self.root)
+        root = top = os.fspath(self.root)
         if under is not None:
             found = self._lstat(under)
             if found is None or found[1] is None or not stat.S_ISDIR(found[1].st_mode):
                 return iter(())
             top = os.fspath(found[0])
-        root = os.fspath(self.root)
         out: list[str] = []
         for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
             dirnames.sort()

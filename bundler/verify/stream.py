@@ -51,7 +51,8 @@ LineResult = tuple[bytes | None, tuple[Finding, ...], bool, int | None, str | tu
 _EMPTY_LEAF = hashlib.sha256(b"\x00").digest()
 #: Logs smaller than this are verified in-process: starting workers costs more.  Measured
 #: in fresh processes on 2 cores (session 10): two workers lost at 1k events (0.34 MiB),
-#: gained about 15% of wall time at 3k (1.0 MiB) and 20% at 5k (1.7 MiB).
+#: gained about 15% of wall time at 3k (1.0 MiB; lost 10% in a run disturbed by another
+#: job) and 20% at 5k (1.7 MiB).
 PARALLEL_MIN_BYTES = 1 << 20
 #: Most bytes of log per task; a log is cut into at least ``MIN_RANGES`` tasks (of at
 #: least ``MIN_RANGE_BYTES``) so that the ordered checks in this process start early and
