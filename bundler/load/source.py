@@ -40,10 +40,16 @@ class BundleSource:
     def path(self, rel: str) -> Path | None:
         """Resolve a bundle-relative path, or ``None`` when it is unsafe or a link."""
         found = self._lstat(rel)
-        return None if found is None else found[0]
+        return None if found is None else Path(found[0])
 
     def regular_file(self, rel: str) -> Path | None:
         """:meth:`path`, when it names a regular file (judged by the same ``lstat``)."""
+        name = self.regular_file_name(rel)
+        return None if name is None else Path(name)
+
+    def regular_file_name(self, rel: str) -> str | None:
+        """:meth:`regular_file` as a string: payload hashing opens thousands of files,
+        and building a ``Path`` for each was half the cost of checking its name."""
         found = self._lstat(rel)
         if found is None or found[1] is None or not stat.S_ISREG(found[1].st_mode):
             return None
@@ -52,7 +58,7 @@ class BundleSource:
     def exists(self, rel: str) -> bool:
         return self.regular_file(rel) is not None
 
-    def _lstat(self, rel: str) -> tuple[Path, os.stat_result | None] | None:
+    def _lstat(self, rel: str) -> tuple[str, os.stat_result | None] | None:
         """The full path and the ``lstat`` of its last component (``None``: absent), or
         ``None`` when ``rel`` is unsafe or passes through a link.
 
@@ -68,7 +74,7 @@ class BundleSource:
         if "" in parts or "." in parts:  # a//b, a/./b: let pathlib normalise them
             parts = list(PurePosixPath(rel).parts)
         root = os.fspath(self.root)
-        full = Path(root, *parts)
+        full = os.path.join(root, *parts)
         safe, unsafe = self._safe_folders, self.unsafe_paths
         prefix = ""
         last = len(parts) - 1
@@ -108,7 +114,7 @@ class BundleSource:
             found = self._lstat(under)
             if found is None or found[1] is None or not stat.S_ISDIR(found[1].st_mode):
                 return iter(())
-            top = os.fspath(found[0])
+            top = found[0]
         out: list[str] = []
         for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
             dirnames.sort()

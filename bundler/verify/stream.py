@@ -19,6 +19,7 @@ can deadlock the child).  When events are kept (a site build),
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import hashlib
 import itertools
@@ -114,35 +115,81 @@ def analyse_range(path: Path, start: int, end: int, cap: int) -> list[LineResult
         return list(analyse_lines(fh, cap, end, False, plain=True))
 
 
-def line_results(path: Path, cap: int, *, keep_models: bool, workers: int
-                 ) -> Iterator[LineResult]:
-    """Every line of the log, analysed, in order; by ``workers`` processes if above 1."""
-    if workers <= 1:
+def line_results(path: Path, cap: int, *, keep_models: bool, workers: int,
+                 after: Callable[[int, int], Any] | None = None) -> LineStream:
+    """Every line of the log, analysed, in order; by ``workers`` processes if above 1.
+
+    The workers are forked here, not when the first line is asked for, so they analyse
+    the log while the caller reads the checkpoints.  ``after(k, n)``: more work that
+    worker ``k`` of ``n`` does once its ranges are done (the verifier's: hashing a share
+    of the payloads), so that it overlaps the ordered checks of the last ranges instead
+    of following them; the answers of the workers still alive are
+    :attr:`LineStream.after` once every line was read (none without workers).
+    """
+    return LineStream(path, cap, keep_models=keep_models, workers=workers, after=after)
+
+
+class LineStream:
+    """The iterator :func:`line_results` returns; :meth:`close` it (or read it to its end)
+    so that its workers are reaped even if no line was ever read."""
+
+    def __init__(self, path: Path, cap: int, *, keep_models: bool, workers: int,
+                 after: Callable[[int, int], Any] | None) -> None:
+        self.after: list[Any] = []
+        self._pool: _ForkedWorkers | None = None
+        self._lines: Iterator[LineResult]
+        if workers > 1:
+            ranges = byte_ranges(path, range_bytes(path.stat().st_size))
+            try:
+                self._pool = _ForkedWorkers(path, cap, ranges, workers, after)
+            except OSError:  # no process to be had (a ulimit, say): then all of it here
+                pass
+            else:
+                self._lines = self._ordered(path, cap, ranges, self._pool)
+                return
+        # (events are never kept with workers: sending them costs more than making them)
+        self._lines = self._here(path, cap, keep_models and workers <= 1)
+
+    @staticmethod
+    def _here(path: Path, cap: int, keep_models: bool) -> Iterator[LineResult]:
         with open(path, "rb") as fh:
             yield from analyse_lines(fh, cap, None, keep_models)
-        return
-    ranges = byte_ranges(path, range_bytes(path.stat().st_size))
-    try:
-        pool = _ForkedWorkers(path, cap, ranges, workers)
-    except OSError:  # no process to be had (a ulimit, say): then all of it here
-        with open(path, "rb") as fh:
-            yield from analyse_lines(fh, cap, None, False)
-        return
-    # Each batch is thousands of new tuples that all live until consumed: the pattern
-    # that makes the cyclic GC rescan them over and over (a fifth of this process's
-    # time).  They hold no cycles, nor does the ordered checking that consumes them.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        for i, (start, end) in enumerate(ranges):
-            batch = pool.receive(i)
-            # A worker that died (killed, out of memory, a bug) costs speed, not
-            # correctness: its ranges are analysed here, and a bug then raises here.
-            yield from batch if batch is not None else analyse_range(path, start, end, cap)
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-        pool.close()
+
+    def _ordered(self, path: Path, cap: int, ranges: list[tuple[int, int]],
+                 pool: _ForkedWorkers) -> Iterator[LineResult]:
+        # Each batch is thousands of new tuples that all live until consumed: the pattern
+        # that makes the cyclic GC rescan them over and over (a fifth of this process's
+        # time).  They hold no cycles, nor does the ordered checking that consumes them.
+        gc_was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            for i, (start, end) in enumerate(ranges):
+                batch = pool.receive(i)
+                # A worker that died (killed, out of memory, a bug) costs speed, not
+                # correctness: its ranges are analysed here, and a bug then raises here.
+                yield from batch if batch is not None else analyse_range(path, start, end, cap)
+            self.after = pool.receive_after()
+        finally:
+            if gc_was_enabled:
+                gc.enable()
+            self._reap()
+
+    def __iter__(self) -> LineStream:
+        return self
+
+    def __next__(self) -> LineResult:
+        return next(self._lines)
+
+    def close(self) -> None:
+        self._reap()
+        close = getattr(self._lines, "close", None)
+        if close is not None:
+            close()
+
+    def _reap(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+            self._pool = None
 
 
 def range_bytes(size: int) -> int:
@@ -166,8 +213,10 @@ class _ForkedWorkers:
     order with no coordination; a full pipe stops a worker that runs ahead, which bounds
     memory to about one range per worker."""
 
-    def __init__(self, path: Path, cap: int, ranges: list[tuple[int, int]], n: int) -> None:
+    def __init__(self, path: Path, cap: int, ranges: list[tuple[int, int]], n: int,
+                 after: Callable[[int, int], Any] | None = None) -> None:
         self.n = n
+        self.has_after = after is not None
         self.pipes: list[BinaryIO | None] = []
         self.pids: list[int] = []
         try:
@@ -181,7 +230,8 @@ class _ForkedWorkers:
                     raise
                 if pid == 0:  # the worker: never returns into the caller's code
                     os.close(read_fd)
-                    serve(path, cap, ranges[k::n], write_fd, analyse_range)
+                    serve(path, cap, ranges[k::n], write_fd, analyse_range,
+                          None if after is None else functools.partial(after, k, n))
                 os.close(write_fd)
                 self.pids.append(pid)
                 self.pipes.append(os.fdopen(read_fd, "rb"))
@@ -190,18 +240,28 @@ class _ForkedWorkers:
             raise
 
     def receive(self, i: int) -> list[LineResult] | None:
-        pipe = self.pipes[i % self.n]
+        batch: list[LineResult] | None = self._frame(i % self.n)
+        return batch
+
+    def receive_after(self) -> list[Any]:
+        """Each live worker's answer to ``after``, read once all its ranges were."""
+        if not self.has_after:
+            return []
+        answers = [self._frame(k) for k in range(self.n)]
+        return [a for a in answers if a is not None]
+
+    def _frame(self, k: int) -> Any:
+        pipe = self.pipes[k]
         if pipe is None:
             return None
         try:
             header = pipe.read(8)
             blob = pipe.read(int.from_bytes(header, "little")) if len(header) == 8 else b""
-            batch: list[LineResult] = pickle.loads(blob)
+            return pickle.loads(blob)
         except Exception:  # EOF: the worker is gone; the caller takes over its ranges
             pipe.close()
-            self.pipes[i % self.n] = None
+            self.pipes[k] = None
             return None
-        return batch
 
     def close(self) -> None:
         for pipe in self.pipes:
@@ -215,20 +275,28 @@ class _ForkedWorkers:
 
 
 def serve(path: Path, cap: int, ranges: list[tuple[int, int]], write_fd: int,
-           work: Callable[[Path, int, int, int], Any]) -> NoReturn:
+           work: Callable[[Path, int, int, int], Any],
+           after: Callable[[], Any] | None = None) -> NoReturn:
+    """A worker's life: ``work`` on each range, each answer a frame on ``write_fd``;
+    then ``after()``'s answer as one more frame."""
     status = 1
     try:
         gc.freeze()  # inherited objects: never scanned, so their pages stay shared
         with os.fdopen(write_fd, "wb") as out:
             for start, end in ranges:
-                blob = pickle.dumps(work(path, start, end, cap),
-                                    protocol=pickle.HIGHEST_PROTOCOL)
-                out.write(len(blob).to_bytes(8, "little"))
-                out.write(blob)
-                out.flush()
+                _send(out, work(path, start, end, cap))
+            if after is not None:
+                _send(out, after())
         status = 0
     finally:
         os._exit(status)
+
+
+def _send(out: BinaryIO, value: Any) -> None:
+    blob = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    out.write(len(blob).to_bytes(8, "little"))
+    out.write(blob)
+    out.flush()
 
 
 def _line_start_at_or_after(fh: BinaryIO, pos: int, size: int) -> int:

@@ -15,6 +15,7 @@ Nothing short-circuits to "valid": a step that cannot run leaves an error.
 from __future__ import annotations
 
 import bisect
+import functools
 import gc
 import os
 from collections.abc import Callable, Iterator, Sequence
@@ -40,10 +41,16 @@ from bundler.verify.checkpoints import KeyRing, declared_keys, read_checkpoints,
 from bundler.verify.compact import Compactor
 from bundler.verify.facts import EventFacts
 from bundler.verify.invariants import InvariantChecker, event_location
-from bundler.verify.payloads import PayloadLedger, check_payloads
+from bundler.verify.payloads import (
+    Hashes,
+    PayloadLedger,
+    check_payloads,
+    hash_share,
+    manifest_files,
+)
 from bundler.verify.result import LoadedBundle, VerificationReport
 from bundler.verify.schema import TimeOrder
-from bundler.verify.stream import choose_workers, line_results
+from bundler.verify.stream import LineResult, LineStream, choose_workers, line_results
 
 Progress = Callable[[str, int], None]
 
@@ -144,23 +151,32 @@ def _verify(src: BundleSource, opts: VerifyOptions, pinned: tuple[VerifierKey, .
     bundle = LoadedBundle(source_path=src.origin, root=src.root, metadata=meta, manifest=manifest)
     report = VerificationReport(bundle, sink, tuple(k.to_text() for k in pinned))
     report.steps_completed.append("side files")
-    # Step 3: checkpoints and signatures.
-    ring = KeyRing(pinned, declared_keys(meta.keys, sink) if meta else ())
-    parsed = read_checkpoints(src, ring, meta.origin if meta else None, sink,
-                              limits.max_side_file_bytes)
-    report.steps_completed.append("checkpoint signatures")
-    # Step 4: the event stream.
+    # Step 4 begins first: worker processes (if any) analyse the log, and then hash the
+    # manifest's payloads, while this process reads the checkpoints.
     events_path = src.path(layout.EVENTS)
-    if events_path is None or not events_path.is_file():
-        sink.emit("RB107", f"{layout.EVENTS} is missing", Location(path=layout.EVENTS))
-        bundle.checkpoints = settle_checkpoints(parsed, {}, 0, ring, sink)
-        return report
-    wanted = {pc.checkpoint.size for pc in parsed}
-    roots: dict[int, bytes] = {0: MerkleAccumulator().root()} if 0 in wanted else {}
-    ledger = PayloadLedger()
-    invariants = InvariantChecker(sink)
-    with young_collections_only() if opts.keep_events else nullcontext():
-        _stream_events(src, events_path, opts, bundle, ledger, invariants, roots, wanted, sink)
+    if events_path is not None and not events_path.is_file():
+        events_path = None
+    with _lines(events_path, opts, src, manifest) as results:
+        # Step 3: checkpoints and signatures.
+        ring = KeyRing(pinned, declared_keys(meta.keys, sink) if meta else ())
+        parsed = read_checkpoints(src, ring, meta.origin if meta else None, sink,
+                                  limits.max_side_file_bytes)
+        report.steps_completed.append("checkpoint signatures")
+        # Step 4: the event stream.
+        if events_path is None or results is None:
+            sink.emit("RB107", f"{layout.EVENTS} is missing", Location(path=layout.EVENTS))
+            bundle.checkpoints = settle_checkpoints(parsed, {}, 0, ring, sink)
+            return report
+        wanted = {pc.checkpoint.size for pc in parsed}
+        roots: dict[int, bytes] = {0: MerkleAccumulator().root()} if 0 in wanted else {}
+        ledger = PayloadLedger()
+        invariants = InvariantChecker(sink)
+        with young_collections_only() if opts.keep_events else nullcontext():
+            _stream_events(events_path, results, opts, bundle, ledger, invariants, roots,
+                           wanted, sink)
+        hashes: Hashes = {}
+        for share in results.after if isinstance(results, LineStream) else ():
+            hashes.update(share)
     report.steps_completed.append("event log")
     n = len(bundle.leaf_hashes) // 32
     if n == 0 and bundle.line_count == 0:
@@ -171,7 +187,7 @@ def _verify(src: BundleSource, opts: VerifyOptions, pinned: tuple[VerifierKey, .
     # Step 6: payloads.
     bundle.payloads = check_payloads(src, manifest, ledger, sink,
                                      signed_size=max((c.size for c in bundle.checkpoints),
-                                                     default=0))
+                                                     default=0), hashes=hashes)
     report.steps_completed.append("payloads")
     # Step 7: whole-log invariants.
     invariants.finish()
@@ -179,8 +195,35 @@ def _verify(src: BundleSource, opts: VerifyOptions, pinned: tuple[VerifierKey, .
     return report
 
 
-def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: LoadedBundle,
-                   ledger: PayloadLedger, invariants: InvariantChecker,
+@contextmanager
+def _lines(path: Path | None, opts: VerifyOptions, src: BundleSource,
+           manifest: Manifest | None) -> Iterator[Iterator[LineResult] | None]:
+    """The analysed lines of the log at ``path`` (None: no log), closed on leaving.
+    Worker processes, when used, start at once, and hash the manifest's payload files
+    once their part of the log is done (:func:`~bundler.verify.payloads.hash_share`)."""
+    if path is None:
+        yield None
+        return
+    workers = choose_workers(path, keep_models=opts.keep_events, requested=opts.workers)
+    cap = opts.limits.max_line_bytes
+    results: Iterator[LineResult]
+    if workers == 0 and opts.keep_events and choose_checker(path, requested=opts.workers):
+        results = checked_results(path, cap, keep_models=True)
+    else:
+        files = manifest_files(manifest) if workers > 1 else []
+        results = line_results(path, cap, keep_models=opts.keep_events, workers=workers,
+                               after=functools.partial(hash_share, src, files) if files
+                               else None)
+    try:
+        yield results
+    finally:
+        close = getattr(results, "close", None)
+        if close is not None:
+            close()
+
+
+def _stream_events(path: Path, results: Iterator[LineResult], opts: VerifyOptions,
+                   bundle: LoadedBundle, ledger: PayloadLedger, invariants: InvariantChecker,
                    roots: dict[int, bytes], wanted: set[int], sink: DiagnosticSink) -> None:
     tree = MerkleAccumulator()
     prev_hex = layout.ZERO_HASH
@@ -188,12 +231,6 @@ def _stream_events(src: BundleSource, path: Path, opts: VerifyOptions, bundle: L
     times = TimeOrder()
     progress = opts.progress
     compact = Compactor() if opts.keep_events else None
-    workers = choose_workers(path, keep_models=opts.keep_events, requested=opts.workers)
-    cap = opts.limits.max_line_bytes
-    if workers == 0 and opts.keep_events and choose_checker(path, requested=opts.workers):
-        results = checked_results(path, cap, keep_models=True)
-    else:
-        results = line_results(path, cap, keep_models=opts.keep_events, workers=workers)
     # Lines are analysed one by one (stream.analyse, perhaps in worker processes);
     # this loop does what depends on their order.  It runs once per line of logs
     # with millions of lines: a Location is built only for a finding.
