@@ -46,25 +46,15 @@ from bundler.output.manifest import PreviousSite
 from bundler.output.writer import target_of
 from bundler.render.graphviz import MAX_NODES, DotBatch, GraphSpec, prepare_svgs
 from bundler.render.page_deps import TRACKED_KINDS, PageDeps
+from bundler.render.page_html import CSP, RenderSetup, SiteInfo, render_html, size_svg
 from bundler.render.pages.base import BuildContext, Page
 from bundler.render.pages.plan import PageTask, make_page
-from bundler.render.side_work import SideResult, SideWork
+from bundler.render.side_work import PageFrame, PageJob, SideResult, SideWork
 from bundler.verify.result import LoadedBundle
 
-CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
-       "img-src 'self' data:; frame-src 'self'; base-uri 'none'; form-action 'none'")
-
-
-@dataclass(frozen=True)
-class SiteInfo:
-    title: str
-    description_html: Markup
-    trust: str
-    trust_label: str
-    errors: int
-    warnings: int
-    generator: str
-    nav: tuple[tuple[str, str, str], ...]
+__all__ = ["CSP", "ChunkWork", "PageResult", "RenderJob", "SiteInfo", "finish_rendered",
+           "finish_tasks", "page_jobs", "render_page", "render_tasks", "side_work", "size_svg",
+           "start_tasks"]
 
 
 @dataclass
@@ -84,6 +74,8 @@ class RenderJob:
     graphs: GraphCache | None = None
     #: Records the reads of object pages, and carries those of ``previous`` over on them.
     deps: PageDeps | None = None
+    #: How another process makes the same environment (pages rendered by graph helpers).
+    setup: RenderSetup | None = None
 
     def __post_init__(self) -> None:
         """Open the site's graph store whenever pages are fingerprinted (so a cold
@@ -347,38 +339,51 @@ def capped(spec: GraphSpec) -> GraphSpec:
                                description=spec.description + f" (cut to {MAX_NODES} nodes)")
 
 
-_VIEWBOX = re.compile(r'^(<svg [^>]*?)viewBox="[-0-9.]+ [-0-9.]+ ([0-9.]+) ([0-9.]+)"')
-#: Graphs are shown at their natural size when they fit, shrunk to the page
-#: width when they do not, but never below this fraction of natural size
-#: (text stays readable; the figure scrolls instead).
-MIN_GRAPH_SCALE = 0.6
-
-
-def size_svg(svg: str) -> str:
-    """Give an inline graph its natural width (from the viewBox, in pt) as CSS.
-
-    Graphviz's width/height attributes are dropped by the sanitiser, so
-    without this every graph would stretch to the container: tiny graphs
-    with huge text, wide graphs with unreadable text.
-    """
-    m = _VIEWBOX.match(svg)
-    if m is None:
-        return svg
-    width_px = float(m.group(2)) * 4 / 3
-    style = (f'style="width:{width_px:.0f}px;max-width:100%;'
-             f'min-width:{min(width_px, width_px * MIN_GRAPH_SCALE):.0f}px" ')
-    return svg[:len(m.group(1))] + style + svg[len(m.group(1)):]
-
-
 def render_page(job: RenderJob, page: Page, svg: dict[str, Markup],
                 made: dict[str, Any] | None = None) -> str:
     """``made``: values of the page's :class:`Deferred` context already computed."""
     made = made or {}
     context = {k: (made[k] if k in made else v.make() if isinstance(v, Deferred) else v)
                for k, v in page.context.items()}
-    template = job.env.get_template(page.template)
-    return str(template.render(
-        page=page, site=job.site, root=page.root, csp=CSP, svg=svg,
-        canonical=(job.base_url.rstrip("/") + "/" + page.path) if job.base_url else None,
-        **context,
-    ))
+    return render_html(job.env, job.site, job.base_url, frame_of(page), context, svg)
+
+
+def frame_of(page: Page) -> PageFrame:
+    return PageFrame(page.path, page.template, page.title, page.key, page.breadcrumbs)
+
+
+def page_jobs(job: RenderJob, work: ChunkWork) -> list[PageJob]:
+    """The pages of ``work`` still to render, for :func:`side_work` to render elsewhere
+    (see :class:`~bundler.render.side_work.PageJob`): what :func:`finish_tasks` would
+    render, the same context and graphs, made into plain data here."""
+    viewer_index = {(i, name): n for n, (i, name, _) in enumerate(_jobs(work))}
+    graphs: dict[str, dict[str, str]] = {}
+    for name, (path, slot, _) in work.owners.items():
+        graphs.setdefault(path, {})[name] = slot
+    out: list[PageJob] = []
+    for i in work.todo:
+        page = work.pages[i]
+        assert page is not None
+        context: dict[str, Any] = {}
+        viewers: dict[str, int] = {}
+        for key, value in page.context.items():
+            if isinstance(value, Deferred):
+                if value.job is not None:
+                    viewers[key] = viewer_index[(i, key)]
+                    continue
+                value = value.make()
+            context[key] = value
+        out.append(PageJob(frame_of(page), context, str(job.out_root / page.path),
+                           {slot: str(svg) for slot, svg in work.svgs.get(page.path, {}).items()},
+                           graphs.get(page.path, {}), viewers))
+    return out
+
+
+def finish_rendered(work: ChunkWork, rendered: list[tuple[str, int]]) -> list[PageResult]:
+    """:func:`finish_tasks` for pages rendered and written elsewhere (:func:`page_jobs`)."""
+    for i, (digest, size) in zip(work.todo, rendered, strict=True):
+        page = work.pages[i]
+        assert page is not None
+        work.results[i] = PageResult(page.path, work.fps[i], digest, size, len(page.graphs),
+                                     False, page.facts, work.records[i])
+    return [work.results[i] for i in range(len(work.pages))]

@@ -1,12 +1,14 @@
 """Helper processes that do a chunk's side work beside in-process rendering.
 
 A helper is a fresh interpreter (``python -I``) that imports this module, the
-Graphviz module and the payload viewers alone (about 40 MB), reads pickled
+Graphviz module and the payload viewers alone (about 25 MB), reads pickled
 :class:`~bundler.render.side_work.SideWork` requests on stdin and answers each
 with its :class:`~bundler.render.side_work.SideResult` (or the exception it
 raised) on stdout: the chunk's graphs laid out, sanitised and stored, its payload
-viewers made, and the pages it carried written.  Each frame is an 8-byte
-little-endian length and a pickle.
+viewers made, and its pages rendered from their contexts and written (Jinja and
+the classes of those contexts are imported with the first page: a helper then
+peaks at 120-170 MB at a million events).  Each frame is an 8-byte little-endian
+length and a pickle.
 
 Why not :mod:`multiprocessing`: its ``fork`` start method copies a parent that is
 by then holding a huge bundle (a forked helper un-shares those pages as it

@@ -10,7 +10,10 @@ run it two chunks ahead of the pages:
 - keeping those SVGs in the site's graph store (compression and a file each);
 - making the chunk's payload viewers (reading the head of each file, highlighting);
 - writing the pages of an earlier chunk (the kernel's share of writing gigabytes
-  of HTML is a tenth of the build process's time).
+  of HTML is a tenth of the build process's time);
+- or, instead, rendering the chunk's pages from their contexts and writing them
+  (:class:`PageJob`): templates were a quarter of the build process's time at a
+  million events, and pickling a page's context costs a tenth of rendering it.
 
 The result is the same wherever :func:`do_side_work` runs: in a helper, in a
 thread, or in the build process itself.
@@ -18,13 +21,52 @@ thread, or in the build process itself.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from markupsafe import Markup
 
 from bundler.output.graph_cache import GraphCache
 from bundler.render.graphviz import DotBatch, lay_out
+from bundler.render.page_html import RenderSetup, render_html, size_svg
 from bundler.render.viewer_jobs import ViewerJob
 from bundler.render.viewers import Viewer
+
+if TYPE_CHECKING:   # a helper imports Jinja only when it is first sent pages to render
+    import jinja2
+
+
+@dataclass(frozen=True)
+class PageFrame:
+    """What templates see as ``page``, wherever the page is rendered: everything about
+    it but its context (which they see as variables), graphs and facts."""
+
+    path: str
+    template: str
+    title: str
+    key: str
+    breadcrumbs: list[tuple[str, str | None]]
+
+    @property
+    def root(self) -> str:
+        return "../" * self.path.count("/")
+
+
+@dataclass
+class PageJob:
+    """One page to render: its template, its context (every lazy value made, except its
+    payload viewers: ``viewers`` maps those context keys to the chunk's viewer jobs),
+    the graphs it shows (``svgs``: from the graph store, ready; ``graphs``: graph name ->
+    slot, laid out in this chunk), and the file to write."""
+
+    frame: PageFrame
+    context: dict[str, Any]
+    out: str
+    svgs: dict[str, str] = field(default_factory=dict)
+    graphs: dict[str, str] = field(default_factory=dict)
+    viewers: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -38,18 +80,24 @@ class SideWork:
     keys: dict[str, str] = field(default_factory=dict)
     viewers: list[ViewerJob] = field(default_factory=list)
     writes: list[tuple[str, bytes]] = field(default_factory=list)
+    pages: list[PageJob] = field(default_factory=list)
+    setup: RenderSetup | None = None
 
     @property
     def empty(self) -> bool:
-        return not self.batch.chunks and not self.viewers and not self.writes
+        return not self.batch.chunks and not self.viewers and not self.writes and \
+            not self.pages
 
 
 @dataclass
 class SideResult:
-    """The sanitised SVG of each graph by name, and the viewers in the order asked."""
+    """The sanitised SVG of each graph by name, and the viewers in the order asked;
+    with pages to render, (SHA-256 hex, size) of each page written instead (``svgs`` and
+    ``viewers`` are then left empty: nobody else needs them)."""
 
     svgs: dict[str, str]
     viewers: list[Viewer]
+    rendered: list[tuple[str, int]] = field(default_factory=list)
 
 
 def do_side_work(work: SideWork) -> SideResult:
@@ -63,4 +111,37 @@ def do_side_work(work: SideWork) -> SideResult:
     for path, data in work.writes:
         with open(path, "wb") as fh:
             fh.write(data)
-    return SideResult(svgs, viewers)
+    if not work.pages:
+        return SideResult(svgs, viewers)
+    assert work.setup is not None, "pages to render need the render setup"
+    return SideResult({}, [], [_render(work.setup, job, svgs, viewers) for job in work.pages])
+
+
+_ENVIRONMENTS: dict[tuple[Path | None, Path | None], jinja2.Environment] = {}
+
+
+def _environment(setup: RenderSetup) -> jinja2.Environment:
+    """The build's Jinja environment, made once per process (as the build makes it)."""
+    key = (setup.theme, setup.compiled)
+    env = _ENVIRONMENTS.get(key)
+    if env is None:
+        from bundler.render.environment import make_environment  # only where pages are
+        env = _ENVIRONMENTS[key] = make_environment(setup.theme, setup.compiled)
+        env.auto_reload = False
+    return env
+
+
+def _render(setup: RenderSetup, job: PageJob, svgs: dict[str, str],
+            viewers: list[Viewer]) -> tuple[str, int]:
+    svg = {slot: Markup(text) for slot, text in job.svgs.items()}
+    for name, slot in job.graphs.items():
+        if name in svgs:        # sanitised by render.graphviz
+            svg[slot] = Markup(size_svg(svgs[name]))
+    context = dict(job.context)
+    for key, index in job.viewers.items():
+        context[key] = viewers[index]
+    data = render_html(_environment(setup), setup.site, setup.base_url, job.frame, context,
+                       svg).encode("utf-8")
+    with open(job.out, "wb") as fh:
+        fh.write(data)
+    return hashlib.sha256(data).hexdigest(), len(data)

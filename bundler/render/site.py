@@ -51,13 +51,9 @@ from bundler.output.manifest import (
 )
 from bundler.output.text_store import TextStore
 from bundler.render.chunks import (
-    CSP,
-    MIN_GRAPH_SCALE,
     PageResult,
     RenderJob,
-    SiteInfo,
     event_key_for,
-    size_svg,
 )
 from bundler.render.environment import make_environment, theme_assets
 from bundler.render.highlight import pygments_css
@@ -71,6 +67,7 @@ from bundler.render.incremental import (
     reuse_everything,
 )
 from bundler.render.page_deps import PageDeps
+from bundler.render.page_html import CSP, MIN_GRAPH_SCALE, RenderSetup, SiteInfo, size_svg
 from bundler.render.pages.artifacts import file_copy_path
 from bundler.render.pages.base import NAV, BuildContext
 from bundler.render.pages.integrity import bundle_copy_files
@@ -261,7 +258,9 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
         deps = PageDeps(ctx, encoder, read_deps(out.target, salt) if previous else {})
         ctx.texts = TextStore(out.target, salt, readable=previous is not None)
     job = RenderJob(ctx=ctx, env=env, site=site, base_url=opts.base_url, out_root=out.tmp,
-                    salt=salt, encoder=encoder, previous=previous, deps=deps)
+                    salt=salt, encoder=encoder, previous=previous, deps=deps,
+                    setup=RenderSetup(opts.theme, compiled_templates_dir(), site,
+                                      opts.base_url))
     tasks = plan_pages(ctx)
     last = final_pages()
     for task in (*tasks, *last):

@@ -7,9 +7,10 @@ the verified bundle plus a chunk per worker, whatever the number of pages,
 but each worker ends up with its own copy of most of the bundle (reference
 counts un-share the pages), so workers are only forked while the estimated
 tree fits :data:`MEMORY_BUDGET` (:func:`render_workers`); above that, pages
-render in this process, with the same bytes, and two small helper processes
-do the rest of the work beside it (graphs, their store, payload viewers, writing
-the pages: see :mod:`bundler.render.side_work`).
+are made in this process, with the same bytes, and two helper processes that hold
+no copy of the bundle do the rest of the work beside it (graphs, their store,
+payload viewers, the templates and the writing: see
+:mod:`bundler.render.side_work`).
 """
 
 from __future__ import annotations
@@ -32,7 +33,9 @@ from bundler.render.chunks import (
     ChunkWork,
     PageResult,
     RenderJob,
+    finish_rendered,
     finish_tasks,
+    page_jobs,
     render_tasks,
     side_work,
     start_tasks,
@@ -169,38 +172,54 @@ def _render_forked(job: RenderJob, jobs: int, audit: list[list[PageTask]],
 
 def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
                       overlap: bool) -> Iterator[PageResult]:
-    """Render ``parts`` in this process; with ``overlap``, the side work of the next
-    :data:`LAYOUTS_IN_FLIGHT` chunks (graphs, their store, payload viewers) is done by
-    helper processes (:mod:`bundler.render.graph_helper`) while this process makes and
-    renders pages, which the helpers then write.
+    """Make the pages of ``parts`` in this process; with ``overlap``, the rest of the
+    work on the next :data:`LAYOUTS_IN_FLIGHT` chunks (graphs, their store, payload
+    viewers, the templates and the writing) is done by helper processes
+    (:mod:`bundler.render.graph_helper`) while this process makes the pages of the
+    chunks after them.
 
-    A helper receives only a chunk's DOT sources, captions and viewer jobs, and pages
-    as bytes, and sends back SVG text and viewer HTML, so it holds no copy of the
-    bundle: a fresh interpreter of about 40 MB (this path is taken when the bundle is
-    too big to copy).  Every Python object of the build stays with this process's main
-    thread, and the output is the same.
+    A helper receives only a chunk's DOT sources, captions and viewer jobs, and the
+    context of each page to render (:func:`~bundler.render.chunks.page_jobs`), and sends
+    back the digest and size of each page it wrote, so it holds no copy of the bundle
+    (this path is taken when the bundle is too big to copy).  At a million events the
+    templates were a quarter of this process's time, and this process is what the build
+    waits for; pickling a page's context costs about a tenth of rendering it.  Every
+    Python object of the build stays with this process's main thread, and the output is
+    the same (with threads instead of helpers, the pages render here).
     """
     if not overlap or len(parts) < 2:
         for part in parts:
             yield from render_tasks(job, part)
         return
     pool = _graph_helpers()
+    # Helper processes render the pages too (sent their contexts); threads would only
+    # contend for this process's GIL, so with threads the pages render here.
+    remote = job.setup if isinstance(pool, GraphHelpers) else None
     try:
         waiting: deque[tuple[ChunkWork, Pending | Future[SideResult]]] = deque()
         # Pages rendered here are written by a helper, with the side work it is sent
         # next; each answer says its writes are done (or raises their error).
         writes: list[tuple[str, bytes]] = []
+
+        def finish(done: ChunkWork, answer: SideResult) -> list[PageResult]:
+            if remote is not None:
+                return finish_rendered(done, answer.rendered)
+            return finish_tasks(job, done, answer, writes)
+
         for part in parts:
             work = start_tasks(job, part)
             side = side_work(job, work)
-            side.writes, writes = writes, []
+            if remote is not None:
+                side.pages, side.setup = page_jobs(job, work), remote
+            else:
+                side.writes, writes = writes, []
             waiting.append((work, _submit_side(pool, side)))
             if len(waiting) > LAYOUTS_IN_FLIGHT:
                 done, answer = waiting.popleft()
-                yield from finish_tasks(job, done, answer.result(), writes)
+                yield from finish(done, answer.result())
         while waiting:
             done, answer = waiting.popleft()
-            yield from finish_tasks(job, done, answer.result(), writes)
+            yield from finish(done, answer.result())
         if writes:
             _submit_side(pool, SideWork(prepare_svgs([]), writes=writes)).result()
     except BaseException:       # a failure, Ctrl-C, or the consumer stopping early

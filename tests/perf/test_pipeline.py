@@ -268,19 +268,25 @@ def test_over_the_memory_budget_pages_render_in_process_and_identically(
     python_threads: set[str] = set()
     pools: list[str] = []
     viewers: list[int] = []
-    real_start, real_finish, real_submit = workers.start_tasks, workers.finish_tasks, \
+    real_start, real_finish, real_submit = workers.start_tasks, workers.finish_rendered, \
         workers._submit_side
+    real_render = chunks.render_page
+    rendered_here: list[str] = []
+    rendered_there: list[int] = []
 
     def start(job: chunks.RenderJob, tasks: list[plan.PageTask]) -> chunks.ChunkWork:
         python_threads.add(threading.current_thread().name)
         return real_start(job, tasks)
 
-    def finish(job: chunks.RenderJob, work: chunks.ChunkWork, side: SideResult | None = None,
-               later: list[tuple[str, bytes]] | None = None) -> list[chunks.PageResult]:
+    def finish(work: chunks.ChunkWork,
+               rendered: list[tuple[str, int]]) -> list[chunks.PageResult]:
         python_threads.add(threading.current_thread().name)
-        # graphs and viewers made by a helper, pages written by one, not here
-        assert side is not None and later is not None
-        return real_finish(job, work, side, later)
+        rendered_there.append(len(rendered))
+        return real_finish(work, rendered)
+
+    def render_page(job: chunks.RenderJob, page: Any, *args: Any) -> str:
+        rendered_here.append(page.path)
+        return real_render(job, page, *args)
 
     def submit(pool: Any, work: SideWork) -> Any:
         if not work.empty:
@@ -289,14 +295,19 @@ def test_over_the_memory_budget_pages_render_in_process_and_identically(
         return real_submit(pool, work)
 
     monkeypatch.setattr(workers, "start_tasks", start)
-    monkeypatch.setattr(workers, "finish_tasks", finish)
+    monkeypatch.setattr(workers, "finish_rendered", finish)
+    monkeypatch.setattr(chunks, "render_page", render_page)
     monkeypatch.setattr(workers, "_submit_side", submit)
     build(synth_3k, tmp_path / "here", jobs=2, incremental=False)
     assert tree(tmp_path / "here") == tree(tmp_path / "forked")
-    # Graphviz, the sanitiser and the payload viewers run in helper processes,
-    # overlapping this process's Python work, which never leaves the main thread
-    # (nothing needs a lock)
+    # Graphviz, the sanitiser, the payload viewers and the templates run in helper
+    # processes, overlapping this process's Python work, which never leaves the main
+    # thread (nothing needs a lock); only the pages that show the audit counts, made
+    # once every other page is, render here
     assert python_threads == {"MainThread"}
+    assert sorted(rendered_here) == sorted(t.path for t in plan.final_pages())
+    pages = sum(1 for _ in (tmp_path / "here").rglob("*.html"))
+    assert sum(rendered_there) + len(rendered_here) == pages
     assert pools and set(pools) == {"GraphHelpers"}
     shown = [p.read_text(encoding="utf-8")
              for p in (tmp_path / "here" / "artifacts").glob("*.html")]

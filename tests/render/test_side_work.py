@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import hashlib
 import pickle
 from pathlib import Path
 
@@ -92,3 +93,70 @@ def test_pages_written_by_a_helper_land_and_its_errors_come_back(tmp_path: Path)
         assert caught.value.filename == str(bad) and caught.value.errno == errno.ENOENT
     finally:
         helpers.close()
+
+
+def test_pages_rendered_by_a_helper_match_the_build_process(tmp_path: Path) -> None:
+    """A helper given a page's context renders the bytes the build process would: the
+    same environment, the graphs of its chunk and from the store, its viewers."""
+    from markupsafe import Markup
+
+    from bundler.render.environment import make_environment
+    from bundler.render.page_html import RenderSetup, SiteInfo, render_html, size_svg
+    from bundler.render.side_work import PageFrame, PageJob
+
+    site = SiteInfo("T <b>", Markup(""), "pinned", "pinned", 0, 0, "gen", ())
+    theme = tmp_path / "theme"      # a user's theme: the helper must use it too
+    (theme / "pages").mkdir(parents=True)
+    (theme / "pages" / "probe.html").write_text(
+        '{% extends "layout.html" %}{% block content %}<h1>{{ title }}</h1>'
+        "{{ svg.stored }}{{ svg.lineage }}{{ viewer.html }}"
+        "<p>{{ page.key }} {{ page.root }} {{ page.path }}</p>{% endblock %}")
+    setup = RenderSetup(theme, None, site, "https://example.invalid/site/")
+    table = tmp_path / "t.csv"
+    table.write_text("a,b\n<1>,2\n")
+    stored = size_svg(graphviz.render_svgs(_specs()[1:], dot="dot")["g2"])
+    frame = PageFrame("lineage/x.html", "pages/probe.html", "Lineage <x>", "lineage",
+                      [("Overview", "index.html"), ("X", None)])
+    job = PageJob(frame, {"title": "<script>", "rows": []}, str(tmp_path / "x.html"),
+                  {"stored": stored}, {"g1": "lineage"}, {"viewer": 0})
+    work = SideWork(graphviz.prepare_svgs(_specs()[:1], dot="dot"),
+                    viewers=[_job(table, "t.csv", "text/csv", 4096, 1024)],
+                    pages=[job], setup=setup)
+    helpers = graph_helper.GraphHelpers(1)
+    try:
+        there = helpers.submit(work).result()
+    finally:
+        helpers.close()
+    data = (tmp_path / "x.html").read_bytes()
+    assert there.rendered == [(hashlib.sha256(data).hexdigest(), len(data))]
+    here = do_side_work(SideWork(graphviz.prepare_svgs(_specs()[:1], dot="dot"),
+                                 viewers=work.viewers))
+    env = make_environment(theme)
+    expected = render_html(env, site, setup.base_url, frame,
+                           {"title": "<script>", "rows": [], "viewer": here.viewers[0]},
+                           {"stored": Markup(stored),
+                            "lineage": Markup(size_svg(here.svgs["g1"]))})
+    assert data == expected.encode("utf-8")
+    assert b"https://example.invalid/site/lineage/x.html" in data
+    assert b"<h1>&lt;script&gt;</h1>" in data and b"lineage ../ lineage/x.html" in data
+    assert data.count(b"style=\"width:") == 2 and b"&lt;1&gt;" in data
+
+
+def test_a_template_error_in_a_helper_comes_back(tmp_path: Path) -> None:
+    from markupsafe import Markup
+
+    from bundler.render.page_html import RenderSetup, SiteInfo
+    from bundler.render.side_work import PageFrame, PageJob
+
+    setup = RenderSetup(None, None, SiteInfo("T", Markup(""), "none", "none", 0, 0, "g", ()),
+                        None)
+    job = PageJob(PageFrame("a.html", "pages/no-such.html", "A", "a", []), {},
+                  str(tmp_path / "a.html"))
+    helpers = graph_helper.GraphHelpers(1)
+    try:
+        with pytest.raises(Exception, match="no-such.html"):
+            helpers.submit(SideWork(graphviz.prepare_svgs([], dot="dot"), pages=[job],
+                                    setup=setup)).result()
+    finally:
+        helpers.close()
+    assert not (tmp_path / "a.html").exists()
