@@ -62,8 +62,10 @@ MAX_CHUNK = 128
 #: rendering): two, so a chunk heavy in graphs does not leave this process waiting.
 LAYOUTS_IN_FLIGHT = 2
 MIN_CHUNK = 8
-#: Pages of the event log per chunk (each holds ``EVENTS_PER_PAGE`` rows).
-MAX_EVENT_PAGES = 16
+#: Pages of the event log per chunk (each holds ``EVENTS_PER_PAGE`` rows).  A chunk
+#: of the log is made here and rendered by a helper from a copy of its rows: at 1M
+#: events chunks of 16 log pages took the tree to 1.96 GiB (helpers at 0.13-0.17 GiB).
+MAX_EVENT_PAGES = 4
 
 
 def _chunked(tasks: list[PageTask], jobs: int) -> list[list[PageTask]]:
