@@ -22,7 +22,7 @@ from bundler.render import chunks, graph_helper, graphviz, search_index, workers
 from bundler.render import site as site_mod
 from bundler.render.pages import artifacts, base, lineage, plan, workflow
 from bundler.render.pages.base import BuildContext
-from bundler.render.side_work import SideResult, SideWork, do_side_work
+from bundler.render.side_work import SideWork, do_side_work
 from bundler.render.urls import Linker
 from bundler.verify import VerifyOptions, verify_bundle
 

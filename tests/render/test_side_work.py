@@ -154,7 +154,7 @@ def test_a_template_error_in_a_helper_comes_back(tmp_path: Path) -> None:
                   str(tmp_path / "a.html"))
     helpers = graph_helper.GraphHelpers(1)
     try:
-        with pytest.raises(Exception, match="no-such.html"):
+        with pytest.raises(Exception, match=r"no-such\.html"):
             helpers.submit(SideWork(graphviz.prepare_svgs([], dot="dot"), pages=[job],
                                     setup=setup)).result()
     finally:
