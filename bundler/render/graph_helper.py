@@ -6,9 +6,9 @@ Graphviz module and the payload viewers alone (about 25 MB), reads pickled
 with its :class:`~bundler.render.side_work.SideResult` (or the exception it
 raised) on stdout: the chunk's graphs laid out, sanitised and stored, its payload
 viewers made, and its pages rendered from their contexts and written (Jinja and
-the classes of those contexts are imported with the first page: a helper then
-peaks at 120-170 MB at a million events).  Each frame is an 8-byte little-endian
-length and a pickle.
+the classes of those contexts are imported with the first page: at a million
+events the two helpers and their ``dot`` runs then hold about 0.2 GiB together).
+Each frame is an 8-byte little-endian length and a pickle.
 
 Why not :mod:`multiprocessing`: its ``fork`` start method copies a parent that is
 by then holding a huge bundle (a forked helper un-shares those pages as it
