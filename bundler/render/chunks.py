@@ -46,10 +46,17 @@ from bundler.output.manifest import PreviousSite
 from bundler.output.writer import target_of
 from bundler.render.graphviz import MAX_NODES, DotBatch, GraphSpec, prepare_svgs
 from bundler.render.page_deps import TRACKED_KINDS, PageDeps
-from bundler.render.page_html import CSP, RenderSetup, SiteInfo, render_html, size_svg
+from bundler.render.page_html import (
+    CSP,
+    PageFrame,
+    RenderSetup,
+    SiteInfo,
+    render_html,
+    size_svg,
+)
 from bundler.render.pages.base import BuildContext, Page
 from bundler.render.pages.plan import PageTask, make_page
-from bundler.render.side_work import PageFrame, PageJob, SideResult, SideWork
+from bundler.render.side_work import PageJob, SideResult, SideWork
 from bundler.verify.result import LoadedBundle
 
 __all__ = ["CSP", "ChunkWork", "PageResult", "RenderJob", "SiteInfo", "finish_rendered",

@@ -36,6 +36,22 @@ class SiteInfo:
 
 
 @dataclass(frozen=True)
+class PageFrame:
+    """What templates see as ``page``, wherever the page is rendered: everything about
+    it but its context (which they see as variables), graphs and facts."""
+
+    path: str
+    template: str
+    title: str
+    key: str
+    breadcrumbs: list[tuple[str, str | None]]
+
+    @property
+    def root(self) -> str:
+        return "../" * self.path.count("/")
+
+
+@dataclass(frozen=True)
 class RenderSetup:
     """What another process needs to make the same Jinja environment and page frame:
     the theme, the compiled-template folder, and the site-wide values."""
@@ -46,10 +62,9 @@ class RenderSetup:
     base_url: str | None
 
 
-def render_html(env: jinja2.Environment, site: SiteInfo, base_url: str | None, page: Any,
+def render_html(env: jinja2.Environment, site: SiteInfo, base_url: str | None, page: PageFrame,
                 context: dict[str, Any], svg: dict[str, Markup]) -> str:
-    """``page``: a :class:`~bundler.render.side_work.PageFrame`, what templates see as
-    ``page`` (its path, template, title, key, breadcrumbs and root)."""
+    """``page`` is what templates see as ``page`` (a :class:`PageFrame`)."""
     return str(env.get_template(page.template).render(
         page=page, site=site, root=page.root, csp=CSP, svg=svg,
         canonical=(base_url.rstrip("/") + "/" + page.path) if base_url else None,

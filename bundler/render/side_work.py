@@ -30,28 +30,12 @@ from markupsafe import Markup
 
 from bundler.output.graph_cache import GraphCache
 from bundler.render.graphviz import DotBatch, lay_out
-from bundler.render.page_html import RenderSetup, render_html, size_svg
+from bundler.render.page_html import PageFrame, RenderSetup, render_html, size_svg
 from bundler.render.viewer_jobs import ViewerJob
 from bundler.render.viewers import Viewer
 
 if TYPE_CHECKING:   # a helper imports Jinja only when it is first sent pages to render
     import jinja2
-
-
-@dataclass(frozen=True)
-class PageFrame:
-    """What templates see as ``page``, wherever the page is rendered: everything about
-    it but its context (which they see as variables), graphs and facts."""
-
-    path: str
-    template: str
-    title: str
-    key: str
-    breadcrumbs: list[tuple[str, str | None]]
-
-    @property
-    def root(self) -> str:
-        return "../" * self.path.count("/")
 
 
 @dataclass

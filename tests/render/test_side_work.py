@@ -101,8 +101,8 @@ def test_pages_rendered_by_a_helper_match_the_build_process(tmp_path: Path) -> N
     from markupsafe import Markup
 
     from bundler.render.environment import make_environment
-    from bundler.render.page_html import RenderSetup, SiteInfo, render_html, size_svg
-    from bundler.render.side_work import PageFrame, PageJob
+    from bundler.render.page_html import PageFrame, RenderSetup, SiteInfo, render_html, size_svg
+    from bundler.render.side_work import PageJob
 
     site = SiteInfo("T <b>", Markup(""), "pinned", "pinned", 0, 0, "gen", ())
     theme = tmp_path / "theme"      # a user's theme: the helper must use it too
@@ -145,8 +145,8 @@ def test_pages_rendered_by_a_helper_match_the_build_process(tmp_path: Path) -> N
 def test_a_template_error_in_a_helper_comes_back(tmp_path: Path) -> None:
     from markupsafe import Markup
 
-    from bundler.render.page_html import RenderSetup, SiteInfo
-    from bundler.render.side_work import PageFrame, PageJob
+    from bundler.render.page_html import PageFrame, RenderSetup, SiteInfo
+    from bundler.render.side_work import PageJob
 
     setup = RenderSetup(None, None, SiteInfo("T", Markup(""), "none", "none", 0, 0, "g", ()),
                         None)
