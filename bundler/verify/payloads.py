@@ -6,6 +6,7 @@ Bytes are hashed in 1 MiB chunks, so memory does not grow with payload size.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 
 from bundler import layout
@@ -35,6 +36,13 @@ class PayloadLedger:
 
     def redact(self, ev: RedactionEvent) -> None:
         self.redactions.setdefault(ev.target, (ev, ev.seq))
+
+
+def _read_salt(path: str | os.PathLike[str]) -> bytes:
+    """A salt file's first 17 bytes: enough to tell a 16-byte salt from a longer file,
+    without reading a hostile large one whole."""
+    with open(path, "rb") as fh:
+        return fh.read(17)
 
 
 def _hash_file(src: BundleSource, rel: str, salt: bytes) -> tuple[str, int] | None:
@@ -77,8 +85,7 @@ def hash_share(src: BundleSource, files: list[tuple[str, bool]], k: int, n: int)
         for rel, salted in files[k::n]:
             salt = b""
             if salted and (sp := src.regular_file_name(rel + ".salt")) is not None:
-                with open(sp, "rb") as fh:
-                    salt = fh.read(17)
+                salt = _read_salt(sp)
             out[(rel, salt)] = _hash_file(src, rel, salt)
     return out
 
@@ -143,7 +150,7 @@ def _payload_states(src: BundleSource, manifest: Manifest | None,
         # A salt only matters for a salted commitment or a redacted payload.
         sp = src.regular_file(salt_rel) if ref.salted or redaction is not None else None
         if ref.salted and sp is not None:
-            salt = sp.read_bytes()[:17]
+            salt = _read_salt(sp)
             if len(salt) != 16:
                 sink.emit("RB400", f"{salt_rel}: a salt must be exactly 16 bytes", loc)
         if redaction is not None and sp is not None:
