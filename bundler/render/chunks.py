@@ -38,7 +38,6 @@ from bundler.output.cache import (
     EventKey,
     Uncacheable,
     digest_text,
-    fingerprint,
 )
 from bundler.output.deps_file import DepsRecord
 from bundler.output.graph_cache import GraphCache
@@ -56,7 +55,13 @@ from bundler.render.page_html import (
 )
 from bundler.render.pages.base import BuildContext, Page
 from bundler.render.pages.plan import PageTask, make_page
-from bundler.render.side_work import PageJob, SideResult, SideWork
+from bundler.render.side_work import (
+    PageJob,
+    PageKeys,
+    SideResult,
+    SideWork,
+    page_fingerprint,
+)
 from bundler.verify.result import LoadedBundle
 
 __all__ = ["CSP", "ChunkWork", "PageResult", "RenderJob", "SiteInfo", "finish_rendered",
@@ -83,6 +88,9 @@ class RenderJob:
     deps: PageDeps | None = None
     #: How another process makes the same environment (pages rendered by graph helpers).
     setup: RenderSetup | None = None
+    #: Pages are fingerprinted where they are rendered (graph helpers, a cold build),
+    #: not in :func:`start_tasks`; see :func:`page_jobs`.
+    fingerprint_later: bool = False
 
     def __post_init__(self) -> None:
         """Open the site's graph store whenever pages are fingerprinted (so a cold
@@ -165,6 +173,7 @@ class ChunkWork:
     svgs: dict[str, dict[str, Markup]]           # page path -> slot -> SVG (from the store)
     owners: dict[str, tuple[str, str, str]]      # graph name -> (page path, slot, key)
     batch: DotBatch
+    keys: dict[str, list[str]]                   # page path -> its graphs' keys
 
 
 def start_tasks(job: RenderJob, tasks: list[PageTask]) -> ChunkWork:
@@ -207,7 +216,7 @@ def start_tasks(job: RenderJob, tasks: list[PageTask]) -> ChunkWork:
             todo.append(i)
     made = [p for i in todo if (p := pages[i]) is not None]
     svgs, owners, batch = _layout_start(made, job.dot, job.graphs, keys)
-    return ChunkWork(pages, fps, records, results, todo, svgs, owners, batch)
+    return ChunkWork(pages, fps, records, results, todo, svgs, owners, batch, keys)
 
 
 def _reuse(job: RenderJob, path: str, fp: str, graphs: int, facts: dict[str, Any],
@@ -258,6 +267,8 @@ def finish_tasks(job: RenderJob, work: ChunkWork, side: SideResult | None = None
     for i in work.todo:
         page = work.pages[i]
         assert page is not None
+        if work.fps[i] == LATER:        # not rendered by a helper after all
+            _fingerprint_here(job, work, i, page)
         data = render_page(job, page, svgs.get(page.path, {}), made.get(i)).encode("utf-8")
         if later is None:
             (job.out_root / page.path).write_bytes(data)
@@ -283,11 +294,29 @@ def _fingerprint(job: RenderJob, page: Page) -> tuple[str, list[str]]:
             graph_name(page.path, s.name), s.title, s.description, list(s.nodes),
             list(s.edges), s.root, s.rankdir, {k: list(v) for k, v in s.clusters.items()},
             [s.href(n.id) for n in s.nodes]))) for s in page.graphs]
-        return fingerprint(job.encoder, job.salt, (
-            page.template, page.path, page.title, page.key, page.breadcrumbs, page.context,
-            keys)), keys
+        if job.fingerprint_later:
+            return LATER, keys
+        return page_fingerprint(job.encoder, job.salt, frame_of(page), page.context, keys), keys
     except Uncacheable:
         return "", []
+
+
+def _fingerprint_here(job: RenderJob, work: ChunkWork, i: int, page: Page) -> None:
+    assert job.encoder is not None, "a page to fingerprint later had an encoder"
+    try:
+        fp = page_fingerprint(job.encoder, job.salt, frame_of(page), page.context,
+                              work.keys.get(page.path, []))
+    except Uncacheable:
+        fp = ""
+    work.fps[i] = fp
+    record = work.records[i]
+    if record is not None:
+        work.records[i] = dataclasses.replace(record, fingerprint=fp) if fp else None
+
+
+#: The fingerprint of a page that is fingerprinted where it renders
+#: (:attr:`RenderJob.fingerprint_later`) until its answer comes back.
+LATER = "later"
 
 
 _NAME = re.compile(r"[^A-Za-z0-9_-]+")
@@ -373,24 +402,37 @@ def page_jobs(job: RenderJob, work: ChunkWork) -> list[PageJob]:
         assert page is not None
         context: dict[str, Any] = {}
         viewers: dict[str, int] = {}
+        lazy: dict[str, Any] = {}
         for key, value in page.context.items():
             if isinstance(value, Deferred):
+                lazy[key] = value.key
                 if value.job is not None:
                     viewers[key] = viewer_index[(i, key)]
-                    continue
-                value = value.make()
+                    value = None        # made by the helper, in this place
+                else:
+                    value = value.make()
             context[key] = value
+        later = None
+        if work.fps[i] == LATER:
+            later = PageKeys(work.keys.get(page.path, []), lazy)
         out.append(PageJob(frame_of(page), context, str(job.out_root / page.path),
                            {slot: str(svg) for slot, svg in work.svgs.get(page.path, {}).items()},
-                           graphs.get(page.path, {}), viewers))
+                           graphs.get(page.path, {}), viewers, later))
     return out
 
 
-def finish_rendered(work: ChunkWork, rendered: list[tuple[str, int]]) -> list[PageResult]:
-    """:func:`finish_tasks` for pages rendered and written elsewhere (:func:`page_jobs`)."""
-    for i, (digest, size) in zip(work.todo, rendered, strict=True):
+def finish_rendered(work: ChunkWork,
+                    rendered: list[tuple[str, int, str | None]]) -> list[PageResult]:
+    """:func:`finish_tasks` for pages rendered and written elsewhere (:func:`page_jobs`),
+    with the fingerprints computed there (None: computed here)."""
+    for i, (digest, size, fp) in zip(work.todo, rendered, strict=True):
         page = work.pages[i]
         assert page is not None
-        work.results[i] = PageResult(page.path, work.fps[i], digest, size, len(page.graphs),
-                                     False, page.facts, work.records[i])
+        record = work.records[i]
+        if fp is None:
+            fp = work.fps[i]
+        elif record is not None:
+            record = dataclasses.replace(record, fingerprint=fp) if fp else None
+        work.results[i] = PageResult(page.path, fp, digest, size, len(page.graphs),
+                                     False, page.facts, record)
     return [work.results[i] for i in range(len(work.pages))]

@@ -19,6 +19,8 @@ from markupsafe import Markup
 if TYPE_CHECKING:   # graph helpers import this module, and Jinja only once they render
     import jinja2
 
+    from bundler.render.side_work import EventKeys
+
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
        "img-src 'self' data:; frame-src 'self'; base-uri 'none'; form-action 'none'")
 
@@ -60,6 +62,8 @@ class RenderSetup:
     compiled: Path | None
     site: SiteInfo
     base_url: str | None
+    #: How events are keyed, when the pages rendered elsewhere are fingerprinted there.
+    events: EventKeys | None = None
 
 
 def render_html(env: jinja2.Environment, site: SiteInfo, base_url: str | None, page: PageFrame,

@@ -22,6 +22,7 @@ thread, or in the build process itself.
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,8 +35,58 @@ from bundler.render.page_html import PageFrame, RenderSetup, render_html, size_s
 from bundler.render.viewer_jobs import ViewerJob
 from bundler.render.viewers import Viewer
 
-if TYPE_CHECKING:   # a helper imports Jinja only when it is first sent pages to render
+if TYPE_CHECKING:   # a helper imports Jinja (and the models) only when it is sent pages
     import jinja2
+
+    from bundler.output.cache import Encoder
+    from bundler.verify.result import EventLines
+
+
+@dataclass(frozen=True)
+class EventKeys:
+    """How a helper keys events as the build process does
+    (:func:`~bundler.render.chunks.event_key_for`), without a copy of every leaf hash:
+    ``leaves`` is a file of them (``size`` bytes, read 32 at a time, as events come),
+    ``lines`` the bundle's seq -> line map (dense: a few numbers), ``salt`` the build's."""
+
+    leaves: str
+    size: int
+    lines: EventLines
+    salt: str
+
+    def encoder(self) -> Encoder:
+        """This process's encoder for these leaves (one, so its memo is shared)."""
+        made = _ENCODERS.get(self.leaves)
+        if made is None:
+            from bundler.model.events import EventBase
+            from bundler.output.cache import Encoder
+
+            fd = os.open(self.leaves, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+            lines, size = self.lines, self.size
+
+            def key(obj: Any) -> bytes | None:
+                if not isinstance(obj, EventBase):
+                    return None
+                line = lines.get(obj.seq)
+                if line is None or line * 32 > size:
+                    return None
+                return os.pread(fd, 32, (line - 1) * 32)
+
+            made = _ENCODERS[self.leaves] = Encoder(key)
+        return made
+
+
+_ENCODERS: dict[str, Encoder] = {}
+
+
+@dataclass
+class PageKeys:
+    """What a page's fingerprint needs beyond its frame and context, when the helper that
+    renders it computes it (:func:`~bundler.render.chunks.page_fingerprint`): its graphs'
+    keys and the key of each lazy value of its context (by context key)."""
+
+    graphs: list[str]
+    lazy: dict[str, Any]
 
 
 @dataclass
@@ -51,6 +102,8 @@ class PageJob:
     svgs: dict[str, str] = field(default_factory=dict)
     graphs: dict[str, str] = field(default_factory=dict)
     viewers: dict[str, int] = field(default_factory=dict)
+    #: Fingerprint the page here (``setup.events`` says how events are keyed).
+    fingerprint: PageKeys | None = None
 
 
 @dataclass
@@ -76,20 +129,24 @@ class SideWork:
 @dataclass
 class SideResult:
     """The sanitised SVG of each graph by name, and the viewers in the order asked;
-    with pages to render, (SHA-256 hex, size) of each page written instead (``svgs`` and
-    ``viewers`` are then left empty: nobody else needs them)."""
+    with pages to render, (SHA-256 hex, size, fingerprint) of each page written instead
+    (``svgs`` and ``viewers`` are then left empty: nobody else needs them).  The
+    fingerprint is None unless the page's job asked for it ("" if it has none)."""
 
     svgs: dict[str, str]
     viewers: list[Viewer]
-    rendered: list[tuple[str, int]] = field(default_factory=list)
+    rendered: list[tuple[str, int, str | None]] = field(default_factory=list)
 
 
 def do_side_work(work: SideWork) -> SideResult:
     svgs = lay_out(work.batch) if work.batch.chunks else {}
+    fps = [_fingerprint(work.setup, job) for job in work.pages]
     if work.store is not None:
+        unkeyed = {name for job, fp in zip(work.pages, fps, strict=True) if fp == ""
+                   for name in job.graphs}    # as the build does for a page it cannot key
         store = GraphCache(work.store, read=False)
         for name, svg in svgs.items():
-            if key := work.keys.get(name):
+            if (key := work.keys.get(name)) and name not in unkeyed:
                 store.put(key, svg)
     viewers = [job.run() for job in work.viewers]
     for path, data in work.writes:
@@ -98,7 +155,40 @@ def do_side_work(work: SideWork) -> SideResult:
     if not work.pages:
         return SideResult(svgs, viewers)
     assert work.setup is not None, "pages to render need the render setup"
-    return SideResult({}, [], [_render(work.setup, job, svgs, viewers) for job in work.pages])
+    return SideResult({}, [], [(*_render(work.setup, job, svgs, viewers), fp)
+                               for job, fp in zip(work.pages, fps, strict=True)])
+
+
+def page_fingerprint(encoder: Encoder, salt: str, frame: PageFrame, context: dict[str, Any],
+                     keys: list[str]) -> str:
+    """A page's fingerprint: what it is (its frame), its context as made (lazy values by
+    their key), and one key per graph; raises :class:`Uncacheable`.  The build process
+    and the graph helpers compute it alike (:func:`_fingerprint`)."""
+    from bundler.output.cache import fingerprint
+
+    return fingerprint(encoder, salt, (frame.template, frame.path, frame.title, frame.key,
+                                       frame.breadcrumbs, context, keys))
+
+
+def _fingerprint(setup: RenderSetup | None, job: PageJob) -> str | None:
+    """The page's fingerprint as the build process would compute it, if asked for."""
+    if job.fingerprint is None:
+        return None
+    events = setup.events if setup is not None else None
+    assert events is not None, "pages fingerprinted by a helper need its event keys"
+    from bundler.output.cache import Deferred, Uncacheable
+
+    keys = job.fingerprint
+    context = {k: Deferred(keys.lazy[k], _unused) if k in keys.lazy else v
+               for k, v in job.context.items()}
+    try:
+        return page_fingerprint(events.encoder(), events.salt, job.frame, context, keys.graphs)
+    except Uncacheable:
+        return ""
+
+
+def _unused() -> Any:
+    raise AssertionError("a fingerprinted lazy value is never made")
 
 
 _ENVIRONMENTS: dict[tuple[Path | None, Path | None], jinja2.Environment] = {}

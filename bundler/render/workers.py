@@ -15,10 +15,13 @@ payload viewers, the templates and the writing: see
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import gc
 import math
 import multiprocessing
 import os
+import tempfile
 import threading
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -43,7 +46,7 @@ from bundler.render.chunks import (
 from bundler.render.graph_helper import GraphHelpers, Pending
 from bundler.render.graphviz import prepare_svgs
 from bundler.render.pages.plan import PageTask
-from bundler.render.side_work import SideResult, SideWork, do_side_work
+from bundler.render.side_work import EventKeys, SideResult, SideWork, do_side_work
 
 #: Peak memory of the whole build (this process and its render workers) that
 #: :func:`render_workers` plans for; ``REVIEW_BUNDLER_MEMORY_MIB`` overrides it.
@@ -197,7 +200,11 @@ def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
     # Helper processes render the pages too (sent their contexts); threads would only
     # contend for this process's GIL, so with threads the pages render here.
     remote = job.setup if isinstance(pool, GraphHelpers) else None
+    leaves = None
     try:
+        if remote is not None and (leaves := remote_fingerprints(job)) is not None:
+            remote = dataclasses.replace(remote, events=leaves.keys)
+            job.fingerprint_later = True
         waiting: deque[tuple[ChunkWork, Pending | Future[SideResult]]] = deque()
         # Pages rendered here are written by a helper, with the side work it is sent
         # next; each answer says its writes are done (or raises their error).
@@ -227,7 +234,48 @@ def _render_pipelined(job: RenderJob, parts: list[list[PageTask]],
     except BaseException:       # a failure, Ctrl-C, or the consumer stopping early
         pool.abort()
         raise
+    finally:
+        job.fingerprint_later = False
+        if leaves is not None:
+            leaves.close()
     pool.close()
+
+
+class _LeafFile:
+    """The bundle's leaf hashes in a temporary file, for :class:`EventKeys`."""
+
+    def __init__(self, job: RenderJob, leaves: bytes | bytearray) -> None:
+        fd, self.path = tempfile.mkstemp(prefix="review-bundler-leaves-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(leaves)
+        except BaseException:
+            self.close()
+            raise
+        self.keys = EventKeys(self.path, len(leaves), job.ctx.bundle.event_lines, job.salt)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.unlink(self.path)
+
+
+def remote_fingerprints(job: RenderJob) -> _LeafFile | None:
+    """Whether the helpers that render pages fingerprint them too, and with what.
+
+    At a million events fingerprints were a fifth of this process's time, which is
+    what the build waits for, and a helper has the context of each page it renders
+    anyway (unpickled, equal to the one made here), so it encodes that instead.  It
+    only pays for a cold build: a rebuild needs each fingerprint here, before
+    deciding to render.  Events are keyed by their leaf hash, which the helpers read
+    from a file (32 MB at a million events, not copied into each); a log whose seq
+    numbers are not one line each (an invalid bundle) is fingerprinted here.
+    """
+    bundle = job.ctx.bundle
+    lines = bundle.event_lines
+    if job.encoder is None or job.previous is not None or not lines.dense or \
+            (len(lines) and lines[0] < 1):
+        return None
+    return _LeafFile(job, bundle.leaf_hashes)
 
 
 def _graph_helpers() -> GraphHelpers | _LocalLayout:

@@ -15,9 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from pydantic import BaseModel
 
 from bundler.errors import BundlerError, DependencyError, OutputError
 from bundler.graph.index import build_index
+from bundler.output.cache import Encoder
+from bundler.output.manifest import forget_manifest, manifest_path
 from bundler.render import chunks, graph_helper, graphviz, search_index, workers
 from bundler.render import site as site_mod
 from bundler.render.pages import artifacts, base, lineage, plan, workflow
@@ -26,7 +29,7 @@ from bundler.render.side_work import SideWork, do_side_work
 from bundler.render.urls import Linker
 from bundler.verify import VerifyOptions, verify_bundle
 
-from .conftest import build, tree
+from .conftest import build, key, tree
 
 NEXT = re.compile(r'<a href="([^"]+)" rel="next">')
 
@@ -92,6 +95,33 @@ def test_listings_paginate_and_parallel_output_is_identical(
     assert 'class="rb-graph"' in (site / "workflow" / "index.html").read_text(encoding="utf-8")
     assert 'class="rb-graph"' not in (site / "workflow" / "index-2.html").read_text(
         encoding="utf-8")
+
+
+def _models(value: Any) -> int:
+    if isinstance(value, BaseModel):
+        return 1
+    if isinstance(value, dict):
+        return sum(_models(v) for v in value.values())
+    if isinstance(value, (list, tuple)):
+        return sum(_models(v) for v in value)
+    return 0
+
+
+def test_event_log_pages_send_no_event_models(ctx: BuildContext) -> None:
+    """A log page's context is sent to the helper that renders it (a bundle too big to
+    fork for), and unpickling its 500 events was most of that: rows carry the few
+    fields shown instead (and the leaf hash, so the fingerprint still covers each
+    event's every byte)."""
+    tasks = [t for t in plan.plan_pages(ctx) if t.kind == "events"]
+    assert len(tasks) >= 2
+    for task in tasks:
+        page = plan.make_page(ctx, task)
+        rows = page.context["rows"]
+        assert rows and _models(page.context) == 0
+        first = ctx.bundle.events[rows[0]["ev"]["seq"]]
+        assert rows[0]["ev"] == {"seq": first.seq, "type": first.type, "time": first.time,
+                                 "stream": first.stream, "id": first.id}
+        assert rows[0]["leaf"] == ctx.bundle.leaf_hash(first.seq).hex()
 
 
 def test_workflow_graph_collapses_to_phases_above_the_limit(
@@ -279,7 +309,7 @@ def test_over_the_memory_budget_pages_render_in_process_and_identically(
         return real_start(job, tasks)
 
     def finish(work: chunks.ChunkWork,
-               rendered: list[tuple[str, int]]) -> list[chunks.PageResult]:
+               rendered: list[tuple[str, int, str | None]]) -> list[chunks.PageResult]:
         python_threads.add(threading.current_thread().name)
         rendered_there.append(len(rendered))
         return real_finish(work, rendered)
@@ -314,6 +344,90 @@ def test_over_the_memory_budget_pages_render_in_process_and_identically(
     assert sum(viewers) == sum(1 for t in shown
                                if 'class="viewer viewer-' in t and "viewer-unavailable" not in t)
     assert sum(viewers) > 0
+
+
+def _cache_files(site: Path) -> dict[str, str]:
+    """The page cache a build kept for ``site``: manifest and page records (text), and the
+    names in its graph store."""
+    manifest = manifest_path(site)
+    stem = manifest.with_suffix("")
+    return {"manifest": manifest.read_text(encoding="utf-8"),
+            "deps": stem.with_suffix(".deps").read_text(encoding="utf-8"),
+            "graphs": " ".join(sorted(p.name for p in stem.with_suffix(".graphs").iterdir()))}
+
+
+def test_helpers_fingerprint_the_pages_they_render_as_this_process_would(
+        synth_3k: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A cold build over the memory budget leaves the page fingerprints (manifest, page
+    records, graph store) to the helpers that render the pages; the next build compares
+    them with its own, so they must be the ones this process computes, bit for bit."""
+    monkeypatch.setenv("REVIEW_BUNDLER_MEMORY_MIB", "1")
+    site = tmp_path / "site"
+    real_remote, real_finish = workers.remote_fingerprints, workers.finish_rendered
+    monkeypatch.setattr(workers, "remote_fingerprints", lambda job: None)
+    build(synth_3k, site, jobs=2)
+    here = _cache_files(site)
+    pages_here = tree(site)
+    shutil.rmtree(site)
+    forget_manifest(site)
+    leaf_files: list[str] = []
+    from_helpers: list[str] = []
+
+    def remote(job: chunks.RenderJob) -> Any:
+        made = real_remote(job)
+        assert made is not None, "a cold build of a valid bundle fingerprints in helpers"
+        leaf_files.append(made.path)
+        return made
+
+    def finish(work: chunks.ChunkWork,
+               rendered: list[tuple[str, int, str | None]]) -> list[chunks.PageResult]:
+        from_helpers.extend(fp for _, _, fp in rendered if fp is not None)
+        return real_finish(work, rendered)
+
+    monkeypatch.setattr(workers, "remote_fingerprints", remote)
+    monkeypatch.setattr(workers, "finish_rendered", finish)
+    build(synth_3k, site, jobs=2)
+    assert tree(site) == pages_here
+    assert _cache_files(site) == here
+    pages = sum(1 for _ in site.rglob("*.html"))
+    assert len(from_helpers) == pages - len(plan.final_pages())
+    assert all(len(fp) == 64 for fp in from_helpers)
+    assert leaf_files and not any(os.path.exists(f) for f in leaf_files)   # removed
+    # a rebuild (the site known) fingerprints here, before deciding what to render
+    from_helpers.clear()
+    build(synth_3k, site, jobs=2)
+    assert tree(site) == pages_here and from_helpers == []
+
+
+def test_helpers_fingerprint_only_cold_builds_of_dense_logs(
+        synth_3k: Path, tmp_path: Path) -> None:
+    report = verify_bundle(synth_3k, VerifyOptions(trusted_keys=(key(),)))
+    ctx = BuildContext(report=report, idx=build_index(report.bundle), linker=Linker({}))
+
+    def job(**kw: Any) -> chunks.RenderJob:
+        return chunks.RenderJob(ctx=ctx, env=None, site=None, base_url=None,  # type: ignore[arg-type]
+                                out_root=tmp_path, salt="s", **kw)
+
+    assert workers.remote_fingerprints(job(encoder=None, previous=None)) is None
+    made = workers.remote_fingerprints(job(encoder=Encoder(None), previous=None))
+    assert made is not None
+    try:
+        data = Path(made.path).read_bytes()
+        assert data == bytes(report.bundle.leaf_hashes) and made.keys.size == len(data)
+        # the helper's key for an event is the build's
+        ev = report.bundle.events[1234]
+        helper_key = made.keys.encoder().event_key
+        assert helper_key is not None
+        assert helper_key(ev) == chunks.event_key_for(report.bundle)(ev)  # type: ignore[misc]
+        assert helper_key("not an event") is None
+    finally:
+        made.close()
+    assert not Path(made.path).exists()
+    previous = object()
+    assert workers.remote_fingerprints(job(encoder=Encoder(None),
+                                           previous=previous)) is None  # type: ignore[arg-type]
+    report.bundle.event_lines[10**9] = 5        # a log whose lines are no longer dense
+    assert workers.remote_fingerprints(job(encoder=Encoder(None), previous=None)) is None
 
 
 def test_graph_helpers_import_no_bundle_code_and_survive_an_unguarded_main(

@@ -11,7 +11,7 @@ import pytest
 
 from bundler.graph.paths import GNode
 from bundler.output.graph_cache import GraphCache
-from bundler.render import graph_helper, graphviz
+from bundler.render import chunks, graph_helper, graphviz
 from bundler.render.side_work import SideResult, SideWork, do_side_work
 from bundler.render.viewer_jobs import ViewerJob
 from bundler.render.viewers import render_payload
@@ -128,7 +128,7 @@ def test_pages_rendered_by_a_helper_match_the_build_process(tmp_path: Path) -> N
     finally:
         helpers.close()
     data = (tmp_path / "x.html").read_bytes()
-    assert there.rendered == [(hashlib.sha256(data).hexdigest(), len(data))]
+    assert there.rendered == [(hashlib.sha256(data).hexdigest(), len(data), None)]
     here = do_side_work(SideWork(graphviz.prepare_svgs(_specs()[:1], dot="dot"),
                                  viewers=work.viewers))
     env = make_environment(theme)
@@ -140,6 +140,65 @@ def test_pages_rendered_by_a_helper_match_the_build_process(tmp_path: Path) -> N
     assert b"https://example.invalid/site/lineage/x.html" in data
     assert b"<h1>&lt;script&gt;</h1>" in data and b"lineage ../ lineage/x.html" in data
     assert data.count(b"style=\"width:") == 2 and b"&lt;1&gt;" in data
+
+
+def test_a_helper_fingerprints_a_page_as_the_build_process_does(tmp_path: Path) -> None:
+    """Asked to (a cold build), a helper fingerprints each page it renders from the
+    context it was sent: its lazy values by their key, events by their leaf hash (read
+    from the leaf file), graphs by their key; a page it cannot fingerprint gets "", and
+    its graphs are then not stored (as the build process does)."""
+    from markupsafe import Markup
+
+    from bundler.output.cache import Deferred, Encoder
+    from bundler.render.page_html import PageFrame, RenderSetup, SiteInfo
+    from bundler.render.side_work import EventKeys, PageJob, PageKeys, page_fingerprint
+    from bundler.synth import generate, synthetic_signer
+    from bundler.verify import VerifyOptions, verify_bundle
+
+    bundle = generate(tmp_path / "b", events=200, seed=3)
+    report = verify_bundle(bundle, VerifyOptions(
+        trusted_keys=(synthetic_signer(3).verifier().to_text(),)))
+    events = report.bundle.events
+    leaves = tmp_path / "leaves"
+    leaves.write_bytes(bytes(report.bundle.leaf_hashes))
+    keys = EventKeys(str(leaves), leaves.stat().st_size, report.bundle.event_lines, "salt")
+    (theme := tmp_path / "theme" / "pages").mkdir(parents=True)
+    (theme / "p.html").write_text("{{ title }}{{ viewer.html }}{{ svg.g }}")
+    setup = RenderSetup(theme.parent, None, SiteInfo("T", Markup(""), "none", "none", 0, 0,
+                                                     "g", ()), None, keys)
+    table = tmp_path / "t.csv"
+    table.write_text("a,b\n1,2\n")
+    store = tmp_path / "store"
+    store.mkdir()
+    frame = PageFrame("claims/x.html", "pages/p.html", "X", "claims", [("Overview", None)])
+    contexts = [{"title": "<t>", "viewer": None, "ev": events[150], "rows": [events[7]]},
+                {"title": "odd", "viewer": None, "z": complex(1, 2)}]   # no fingerprint
+    jobs = [PageJob(frame, c, str(tmp_path / f"{n}.html"), {}, {f"g{n}": "g"}, {"viewer": 0},
+                    PageKeys([KEY_A if n == 0 else KEY_B], {"viewer": ("viewer", n)}))
+            for n, c in enumerate(contexts)]
+    specs = [graphviz.GraphSpec(f"g{n}", "T", "D", [GNode("n", "claim", "N")], [],
+                                lambda _: None) for n in range(2)]
+    work = SideWork(graphviz.prepare_svgs(specs, dot="dot"), store, {"g0": KEY_A, "g1": KEY_B},
+                    [_job(table, "t.csv", "text/csv", 4096, 1024)] * 2, pages=jobs,
+                    setup=setup)
+    helpers = graph_helper.GraphHelpers(1)
+    try:
+        there = helpers.submit(work).result()
+    finally:
+        helpers.close()
+    here = Encoder(chunks.event_key_for(report.bundle))
+    made = dict(contexts[0], viewer=Deferred(("viewer", 0), lambda: None))
+    expected = page_fingerprint(here, "salt", frame, made, [KEY_A])
+    assert [fp for _, _, fp in there.rendered] == [expected, ""]
+    assert do_side_work(work).rendered == there.rendered        # and in this process
+    # the event's leaf is in it: another leaf file gives another fingerprint
+    other = RenderSetup(setup.theme, None, setup.site, None,
+                        EventKeys(str(tmp_path / "zeros"), keys.size, keys.lines, "salt"))
+    (tmp_path / "zeros").write_bytes(bytes(32) * len(events))
+    assert do_side_work(SideWork(graphviz.prepare_svgs(specs[:1], dot="dot"), pages=jobs[:1],
+                                 setup=other,
+                                 viewers=work.viewers[:1])).rendered[0][2] != expected
+    assert sorted(p.name for p in store.iterdir()) == [f"{KEY_A}.svg"]
 
 
 def test_a_template_error_in_a_helper_comes_back(tmp_path: Path) -> None:
