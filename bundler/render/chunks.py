@@ -9,7 +9,9 @@ a chunk of :class:`~bundler.render.pages.plan.PageTask`, and for each page:
 1. builds its context (only now: memory does not grow with the site), noting
    the index entries an object page reads;
 2. fingerprints its inputs and, when the previous site holds the same page
-   with the same fingerprint and intact bytes, links that file instead;
+   with the same fingerprint and intact bytes, links that file instead (a cold
+   build whose pages graph helpers render leaves this to them:
+   :attr:`RenderJob.fingerprint_later`);
 3. lays out the graphs of every page still to render in ONE ``dot`` run;
 4. renders the template and writes the file into the writer's temporary
    folder (the builder reserved the path, so collisions were refused earlier).

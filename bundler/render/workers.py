@@ -273,7 +273,7 @@ def remote_fingerprints(job: RenderJob) -> _LeafFile | None:
     bundle = job.ctx.bundle
     lines = bundle.event_lines
     if job.encoder is None or job.previous is not None or not lines.dense or \
-            (len(lines) and lines[0] < 1):
+            (len(lines) and lines[0] < 1) or not hasattr(os, "pread"):
         return None
     return _LeafFile(job, bundle.leaf_hashes)
 
