@@ -311,9 +311,13 @@ def _fingerprint_here(job: RenderJob, work: ChunkWork, i: int, page: Page) -> No
     except Uncacheable:
         fp = ""
     work.fps[i] = fp
-    record = work.records[i]
-    if record is not None:
-        work.records[i] = dataclasses.replace(record, fingerprint=fp) if fp else None
+    work.records[i] = _with_fingerprint(work.records[i], fp)
+
+
+def _with_fingerprint(record: DepsRecord | None, fp: str) -> DepsRecord | None:
+    """A page record made before its page's fingerprint was known, now with it (none
+    for a page without one, as :meth:`PageDeps.record` would have decided)."""
+    return dataclasses.replace(record, fingerprint=fp) if record is not None and fp else None
 
 
 #: The fingerprint of a page that is fingerprinted where it renders
@@ -433,8 +437,8 @@ def finish_rendered(work: ChunkWork,
         record = work.records[i]
         if fp is None:
             fp = work.fps[i]
-        elif record is not None:
-            record = dataclasses.replace(record, fingerprint=fp) if fp else None
+        else:
+            record = _with_fingerprint(record, fp)
         work.results[i] = PageResult(page.path, fp, digest, size, len(page.graphs),
                                      False, page.facts, record)
     return [work.results[i] for i in range(len(work.pages))]

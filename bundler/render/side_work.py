@@ -85,7 +85,7 @@ _ENCODERS: dict[str, Encoder] = {}
 @dataclass
 class PageKeys:
     """What a page's fingerprint needs beyond its frame and context, when the helper that
-    renders it computes it (:func:`~bundler.render.chunks.page_fingerprint`): its graphs'
+    renders it computes it (:func:`page_fingerprint`): its graphs'
     keys and the key of each lazy value of its context (by context key)."""
 
     graphs: list[str]
