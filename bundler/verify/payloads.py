@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from bundler import layout
 from bundler.diagnostics import DiagnosticSink, Location
 from bundler.load.source import BundleSource, is_safe_relpath
-from bundler.model.events import PayloadRef, RedactionEvent
+from bundler.model.events import RedactionEvent
 from bundler.model.metadata import Manifest, ManifestEntry
+from bundler.verify.facts import Commitment, CommitmentValues
 from bundler.verify.result import PayloadState, PayloadStatus
 
 KNOWN_TOP = {layout.METADATA, layout.EVENTS, layout.MANIFEST}
@@ -23,16 +24,21 @@ KNOWN_TOP = {layout.METADATA, layout.EVENTS, layout.MANIFEST}
 class PayloadLedger:
     """Commitments and redactions seen while streaming the log."""
 
-    commitments: dict[str, tuple[PayloadRef, int]] = field(default_factory=dict)
+    commitments: dict[str, tuple[Commitment, int]] = field(default_factory=dict)
     redactions: dict[str, tuple[RedactionEvent, int]] = field(default_factory=dict)
 
-    conflicts: list[tuple[PayloadRef, PayloadRef, int]] = field(default_factory=list)
+    conflicts: list[tuple[Commitment, Commitment, int]] = field(default_factory=list)
 
-    def commit(self, ref: PayloadRef, seq: int) -> None:
-        first = self.commitments.setdefault(ref.digest, (ref, seq))[0]
-        if (first.size, first.media_type, first.salted) != (ref.size, ref.media_type,
-                                                            ref.salted):
-            self.conflicts.append((first, ref, seq))
+    def commit(self, values: CommitmentValues, seq: int) -> None:
+        """The first commitment to a digest is the one checked; a later one that differs
+        in size, media type or salting is a conflict."""
+        got = self.commitments.get(values[0])
+        if got is None:
+            self.commitments[values[0]] = (Commitment._make(values), seq)
+            return
+        first = got[0]
+        if (first.size, first.media_type, first.salted) != (values[1], values[2], values[4]):
+            self.conflicts.append((first, Commitment._make(values), seq))
 
     def redact(self, ev: RedactionEvent) -> None:
         self.redactions.setdefault(ev.target, (ev, ev.seq))
@@ -175,7 +181,7 @@ def _payload_states(src: BundleSource, manifest: Manifest | None,
     return states
 
 
-def _state(digest: str, got: tuple[str, int] | None, ref: PayloadRef, redacted: bool,
+def _state(digest: str, got: tuple[str, int] | None, ref: Commitment, redacted: bool,
            sink: DiagnosticSink, loc: Location, rel: str) -> PayloadState:
     if got is None:
         if redacted:

@@ -29,7 +29,7 @@ import signal
 import threading
 from collections.abc import Callable, Container, Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, NoReturn
+from typing import Any, BinaryIO, Literal, NoReturn
 
 from bundler.integrity.canonical import parse_vouched
 from bundler.load.events import Finding, parse_line, read_lines
@@ -42,12 +42,15 @@ from bundler.verify.schema import check_event
 #: - ``findings`` are the line's parse problems (RB111-RB116), emitted first;
 #: - ``parsed``: the line held a JSON object, so seq, prev and the schema apply;
 #: - ``seq`` is the ``seq`` member when it is an integer;
-#: - ``prev`` is the ``prev`` member when it is a string, else ``(str(prev)[:16],)``;
+#: - ``prev`` is ``True`` when the ``prev`` member is the leaf hash of the line before
+#:   (checked here when that line was analysed here too: a worker's range but its first
+#:   line), else the member when it is a string, else ``(str(prev)[:16],)``: sending
+#:   64 hex digits a line was a fifth of what a worker pickles;
 #: - ``facts``: the event's :class:`EventFacts`, or from a worker the same values as
 #:   a plain tuple (``EventFacts._make`` revives it), when the schema accepts it;
 #: - ``rejected``: the ``(code, message)`` of the schema finding otherwise.
-LineResult = tuple[bytes | None, tuple[Finding, ...], bool, int | None, str | tuple[str],
-                   tuple[Any, ...] | None, Finding | None]
+LineResult = tuple[bytes | None, tuple[Finding, ...], bool, int | None,
+                   str | tuple[str] | Literal[True], tuple[Any, ...] | None, Finding | None]
 
 _EMPTY_LEAF = hashlib.sha256(b"\x00").digest()
 #: Logs smaller than this are verified in-process: starting workers costs more.  Measured
@@ -69,11 +72,12 @@ WORKERS_ENV = "REVIEW_BUNDLER_WORKERS"
 
 
 def analyse(data: bytes, keep_model: bool, plain: bool = False,
-            vouched: Container[bytes] = ()) -> LineResult:
+            vouched: Container[bytes] = (), expect: str | None = None) -> LineResult:
     """Everything about one complete line (without its newline) that needs no other line.
 
     ``plain``: facts as a plain tuple, to be sent to another process.
     ``vouched``: leaf hashes of lines found canonical by the checker process.
+    ``expect``: the leaf hash (hex) of the line before, when known here.
     """
     h = hashlib.sha256(b"\x00" + data).digest()
     obj: dict[str, Any] | None = None
@@ -88,7 +92,8 @@ def analyse(data: bytes, keep_model: bool, plain: bool = False,
     if type(seq) is not int:  # JSON gives int or bool; bool is no seq
         seq = None
     prev = obj.get("prev")
-    prev_token: str | tuple[str] = prev if type(prev) is str else (str(prev)[:16],)
+    prev_token: str | tuple[str] | Literal[True] = (
+        (True if prev == expect else prev) if type(prev) is str else (str(prev)[:16],))
     ev = check_event(obj)
     if isinstance(ev, tuple):
         return h, findings, True, seq, prev_token, None, ev
@@ -98,14 +103,18 @@ def analyse(data: bytes, keep_model: bool, plain: bool = False,
 
 def analyse_lines(fh: BinaryIO, cap: int, end: int | None, keep_model: bool,
                    plain: bool = False, vouched: Container[bytes] = ()) -> Iterator[LineResult]:
+    expect: str | None = None  # the line before's leaf hash; not known at a range's start
     for data, problem in read_lines(fh, cap, end):
         if problem is None:
             assert data is not None
-            yield analyse(data, keep_model, plain, vouched)
+            got = analyse(data, keep_model, plain, vouched, expect)
+            yield got
+            expect = got[0].hex()  # type: ignore[union-attr]  # analyse always hashes
         elif data is None:  # cut off mid-write: reported, not hashed
             yield None, (problem,), False, None, "", None, None
         else:  # over the size limit: hashed as an empty line, as before it was read
             yield _EMPTY_LEAF, (problem,), False, None, "", None, None
+            expect = _EMPTY_LEAF.hex()
 
 
 def analyse_range(path: Path, start: int, end: int, cap: int) -> list[LineResult]:

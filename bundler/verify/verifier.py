@@ -226,7 +226,7 @@ def _stream_events(path: Path, results: Iterator[LineResult], opts: VerifyOption
                    bundle: LoadedBundle, ledger: PayloadLedger, invariants: InvariantChecker,
                    roots: dict[int, bytes], wanted: set[int], sink: DiagnosticSink) -> None:
     tree = MerkleAccumulator()
-    prev_hex = layout.ZERO_HASH
+    prev_leaf: bytes | None = None  # the line before's leaf hash
     seqs = _SeqTracker()
     times = TimeOrder()
     progress = opts.progress
@@ -247,10 +247,12 @@ def _stream_events(path: Path, results: Iterator[LineResult], opts: VerifyOption
         if parsed:
             if seq is not None:
                 seqs.check(seq, line, sink)
-            if prev != prev_hex:
+            # True: the analysis already found prev to be the line before's hash
+            if prev is not True and prev != (
+                    expected := layout.ZERO_HASH if prev_leaf is None else prev_leaf.hex()):
                 shown = prev if isinstance(prev, str) else prev[0]
                 sink.emit("RB300", f"prev is {shown[:16]}…, expected "
-                          f"{prev_hex[:16]}… (leaf hash of line {line - 1})",
+                          f"{expected[:16]}… (leaf hash of line {line - 1})",
                           event_location(line, seq))
             if facts is not None:
                 ev = facts if type(facts) is EventFacts else EventFacts._make(facts)
@@ -267,7 +269,7 @@ def _stream_events(path: Path, results: Iterator[LineResult], opts: VerifyOption
                     bundle.events.append(compact(ev.model))
             elif rejected is not None:
                 sink.emit(rejected[0], rejected[1], event_location(line, seq))
-        prev_hex = h.hex()
+        prev_leaf = h
         if progress is not None and line % 10_000 == 0:
             progress("verify", line)
     seqs.finish(sink)

@@ -7,6 +7,7 @@ must equal the single-process one finding for finding, in order.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import random
@@ -122,6 +123,39 @@ def test_over_long_lines_across_ranges(tmp_path: Path) -> None:
     single = _report(path, 0, limits)
     assert [c for c, *_ in single[0]].count("RB113") == 1  # type: ignore[misc]
     assert _report(path, 2, limits) == single
+
+
+def _expected_breaks(lines: list[bytes]) -> list[int]:
+    """The lines whose prev is not the leaf hash of the line before, worked out here."""
+    out, before = [], "0" * 64
+    for number, line in enumerate(lines, 1):
+        if json.loads(line).get("prev") != before:
+            out.append(number)
+        before = hashlib.sha256(b"\x00" + line).hexdigest()
+    return out
+
+
+@pytest.mark.usefixtures("tiny_ranges")
+@pytest.mark.parametrize("workers", [0, 2])
+def test_every_broken_link_is_found_where_the_analysis_checks_prev(tmp_path: Path,
+                                                                    workers: int) -> None:
+    """The analysis of a line checks its prev against the line before when it saw that line
+    (all but the first of a range); the verifier checks the rest.  Links broken in every way
+    (the hash of the line two back, of the line itself, of nothing, not a string) are each
+    found, whichever side checks them."""
+    path = generate(tmp_path / "b", events=60, seed=3)
+    lines = (path / "events.jsonl").read_bytes().splitlines()
+    leaf = [hashlib.sha256(b"\x00" + line).hexdigest() for line in lines]
+    for i, prev in [(3, leaf[1]), (16, leaf[16]), (29, "0" * 64), (42, True), (54, leaf[53][:63])]:
+        obj = json.loads(lines[i])
+        obj["prev"] = prev
+        lines[i] = canonicalize(obj)
+    (path / "events.jsonl").write_bytes(b"".join(line + b"\n" for line in lines))
+    expected = _expected_breaks(lines)
+    assert {4, 5, 17, 18, 30, 31, 43, 44, 55, 56} == set(expected)
+    got = [d.location.line for d in verify_bundle(path, VerifyOptions(
+        keep_events=False, workers=workers)).diagnostics if d.code == "RB300"]
+    assert got == expected
 
 
 @pytest.mark.usefixtures("tiny_ranges")

@@ -34,7 +34,13 @@ from bundler.model.events import (
 )
 from bundler.synth import generate
 from bundler.verify import VerifyOptions, verify_bundle
-from bundler.verify.facts import EventFacts, facts_of, facts_tuple, reference_list
+from bundler.verify.facts import (
+    EventFacts,
+    commitment,
+    facts_of,
+    facts_tuple,
+    reference_list,
+)
 from bundler.verify.invariants import references
 from bundler.verify.schema import TimeOrder, check_event
 
@@ -197,7 +203,8 @@ def _facts_by_name(ev: EventBase) -> EventFacts:
         common.update(evidence=ev.evidence, bound_evidence=[b.evidence for b in ev.bindings],
                       final=ev.final, claim_status=ev.claim_status)
     if isinstance(ev, IndividualEvent):
-        common.update(version=ev.version, supersedes=ev.supersedes, payload=ev.payload)
+        common.update(version=ev.version, supersedes=ev.supersedes,
+                      payload=commitment(ev.payload))
     if isinstance(ev, FitnessEvent):
         common.update(verdict=ev.verdict, passed=ev.passed, target=ev.target)
     if isinstance(ev, EdgeEvent):
