@@ -344,11 +344,33 @@ def test_refs_and_nodes_read_only_what_their_token_covers(base: Path) -> None:
             allowed = {("by_id", oid), ("status", oid)}
             if isinstance(ev, IndividualEvent) and ev.payload is not None:
                 allowed.add(("payloads", ev.payload.digest))
-            for make in (lambda o=oid: ctx._ref(o, "x/x"), lambda o=oid: _node(idx, o)):
+            for make in (lambda o=oid: ctx._ref(o, 2), lambda o=oid: _node(idx, o)):
                 ctx._refs.clear()
                 with recording() as reads:
                     make()
                 assert reads <= allowed, (oid, reads - allowed)
+
+
+def test_a_ref_records_the_same_read_whether_made_or_remembered(base: Path) -> None:
+    """``BuildContext.ref`` skips :func:`query` for a ref it already made; a page that
+    takes the remembered ref must still record the read ``("ref", oid)`` and nothing
+    else, exactly as the page that made it (else a rebuild would miss a change)."""
+    from bundler.graph.tracking import recording
+    from bundler.render.pages.base import BuildContext
+    from bundler.render.urls import Linker
+
+    with ExitStack() as stack:
+        report = verify_bundle(base, VerifyOptions(), stack=stack)
+        idx = build_index(report.bundle)
+        ctx = BuildContext(report, idx, Linker(idx))
+        for oid in [*idx.by_id, "never-there"]:
+            made = []
+            for _ in range(2):                  # made, then remembered
+                with recording() as reads:
+                    made.append(ctx.ref(oid, "claims/x.html"))
+                assert reads == {("ref", oid)}, oid
+            assert made[0] is made[1]
+            assert ctx.ref(oid, "index.html").href != made[0].href or made[0].href is None
 
 
 def test_a_rebuild_analyses_only_new_texts_for_near_duplicates(

@@ -147,14 +147,19 @@ class BuildContext:
         return self.linker.relative("../" * page_path.count("/"))
 
     def ref(self, oid: str, page_path: str) -> Ref:
-        """One read ``("ref", oid)`` for dependency records (the depth only adds "../")."""
-        return query("ref", oid, lambda: self._ref(oid, page_path))
+        """One read ``("ref", oid)`` for dependency records (the depth only adds "../").
 
-    def _ref(self, oid: str, page_path: str) -> Ref:
+        A ref already made is returned without going through :func:`query`: making it
+        the first time read nothing a page can depend on but the ref itself, so noting
+        that read is the whole record, and the hit path runs ~100 times a claim page."""
         depth = page_path.count("/")
         got = self._refs.get((oid, depth))
         if got is not None:
+            note("ref", oid)
             return got
+        return query("ref", oid, lambda: self._ref(oid, depth))
+
+    def _ref(self, oid: str, depth: int) -> Ref:
         ev = self.idx.get(oid)
         h = self.linker.href(oid)
         state = ""
