@@ -13,7 +13,8 @@ from the log, so each later checkpoint is known to extend the first one.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import bisect
+from collections.abc import Callable, Iterable
 
 from bundler import layout
 from bundler.integrity.merkle import MerkleTree
@@ -23,8 +24,24 @@ from bundler.verify.result import CheckpointCheck, LoadedBundle
 
 def covering_checkpoint(checkpoints: list[CheckpointCheck], seq: int) -> CheckpointCheck | None:
     """The smallest checkpoint with a matching root and a good signature that covers ``seq``."""
-    good = [c for c in checkpoints if c.root_matches and c.any_ok and c.size > seq]
-    return min(good, key=lambda c: c.size) if good else None
+    return checkpoint_finder(checkpoints)(seq)
+
+
+def checkpoint_finder(checkpoints: list[CheckpointCheck],
+                      ) -> Callable[[int], CheckpointCheck | None]:
+    """:func:`covering_checkpoint` for many claims: the good checkpoints sorted once, then
+    one bisection per claim.  Testing every checkpoint for every claim grew with both:
+    a 1M-event log has 1,000 checkpoints and ten times the claims of 100k, so it cost 58
+    times as much (9 s of the 1M build).  The sort is stable, so among checkpoints of
+    one size the first in the bundle wins, as ``min`` chose."""
+    good = sorted((c for c in checkpoints if c.root_matches and c.any_ok),
+                  key=lambda c: c.size)
+    sizes = [c.size for c in good]
+
+    def find(seq: int) -> CheckpointCheck | None:
+        i = bisect.bisect_right(sizes, seq)
+        return good[i] if i < len(good) else None
+    return find
 
 
 def _read_lines(bundle: LoadedBundle, line_numbers: set[int]) -> dict[int, bytes]:
@@ -48,8 +65,9 @@ def claim_proofs(bundle: LoadedBundle, seqs: Iterable[int]) -> dict[int, str]:
     tree = MerkleTree(bundle.leaves())
     lines = _read_lines(bundle, {bundle.event_lines[s] for s in wanted})
     proofs: dict[int, str] = {}
+    covering = checkpoint_finder(bundle.checkpoints)
     for seq in sorted(wanted):
-        cp = covering_checkpoint(bundle.checkpoints, seq)
+        cp = covering(seq)
         data = lines.get(bundle.event_lines[seq])
         if cp is None or data is None:
             continue

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -107,11 +108,13 @@ def test_grown_rebuild_keeps_old_claim_pages(synth_3k: Path, tmp_path: Path) -> 
 def proofs_against_newest(monkeypatch: pytest.MonkeyPatch) -> None:
     """Claim proofs against the newest checkpoint: then a grown bundle changes every
     claim page but none of its graphs."""
-    def newest(checkpoints: list[CheckpointCheck], seq: int) -> CheckpointCheck | None:
-        good = [c for c in checkpoints if c.root_matches and c.any_ok and c.size > seq]
-        return max(good, key=lambda c: c.size) if good else None
+    def newest(checkpoints: list[CheckpointCheck]) -> Callable[[int], CheckpointCheck | None]:
+        def find(seq: int) -> CheckpointCheck | None:
+            good = [c for c in checkpoints if c.root_matches and c.any_ok and c.size > seq]
+            return max(good, key=lambda c: c.size) if good else None
+        return find
 
-    monkeypatch.setattr(proofs, "covering_checkpoint", newest)
+    monkeypatch.setattr(proofs, "checkpoint_finder", newest)
 
 
 def test_pages_rendered_again_take_unchanged_graphs_from_the_store(

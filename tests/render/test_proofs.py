@@ -5,10 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from bundler.integrity.note import parse_verifier_key
 from bundler.integrity.proof import TlogProof, verify_tlog_proof
-from bundler.render.proofs import claim_proofs, covering_checkpoint
+from bundler.render.proofs import checkpoint_finder, claim_proofs, covering_checkpoint
 from bundler.verify import VerifyOptions, verify_bundle
+from bundler.verify.result import CheckpointCheck, SignatureCheck
 
 REPO = Path(__file__).resolve().parents[2]
 BUNDLE = REPO / "example_bundles" / "air-quality"
@@ -41,3 +45,23 @@ def test_no_good_checkpoint_gives_no_proof() -> None:
     last = max(c.size for c in checkpoints)
     assert covering_checkpoint(checkpoints, last) is None
     assert covering_checkpoint(checkpoints, 0) is not None
+
+
+_CHECKPOINTS = st.lists(st.tuples(st.integers(0, 40), st.booleans(), st.booleans()), max_size=12)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_CHECKPOINTS, st.integers(-1, 45))
+def test_the_finder_picks_what_the_definition_picks(
+        spec: list[tuple[int, bool, bool]], seq: int) -> None:
+    """``checkpoint_finder`` (sorted once, bisected per claim) returns the very object
+    the definition does: the smallest good checkpoint covering ``seq``, the first in
+    the bundle among equal sizes; none when no good one covers it."""
+    checkpoints = [
+        CheckpointCheck(f"checkpoints/{i}", "o", size, "00", f"note {i}", root_ok,
+                        (SignatureCheck("k", "00", sig_ok, False, True),))
+        for i, (size, root_ok, sig_ok) in enumerate(spec)]
+    good = [c for c in checkpoints if c.root_matches and c.any_ok and c.size > seq]
+    expected = min(good, key=lambda c: c.size) if good else None
+    assert checkpoint_finder(checkpoints)(seq) is expected
+    assert covering_checkpoint(checkpoints, seq) is expected
