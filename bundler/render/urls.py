@@ -14,6 +14,7 @@ import re
 
 from bundler.graph.index import BundleIndex
 from bundler.model.events import ClaimEvent, IndividualEvent, WorkflowNodeEvent
+from bundler.model.kinds import FirstOf
 
 EVENTS_PER_PAGE = 500
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
@@ -49,6 +50,11 @@ def payload_href(digest: str) -> str:
     return f"bundle/payloads/{algo}/{hexdigest}"
 
 
+#: Objects with a page of their own, and that page; anything else links to its event.
+_OBJECT_PAGES = (claim_href, artifact_href, workflow_href)
+_PAGE_KIND = FirstOf(ClaimEvent, IndividualEvent, WorkflowNodeEvent)
+
+
 class Linker:
     """Maps object ids to their page (from the site root), or ``None``."""
 
@@ -59,13 +65,8 @@ class Linker:
         ev = self.idx.get(oid)
         if ev is None:
             return None
-        if isinstance(ev, ClaimEvent):
-            return claim_href(oid)
-        if isinstance(ev, IndividualEvent):
-            return artifact_href(oid)
-        if isinstance(ev, WorkflowNodeEvent):
-            return workflow_href(oid)
-        return event_href(ev.seq)
+        kind = _PAGE_KIND(ev)
+        return _OBJECT_PAGES[kind](oid) if kind < len(_OBJECT_PAGES) else event_href(ev.seq)
 
     def relative(self, root: str) -> RelativeLinker:
         return RelativeLinker(self, root)
