@@ -22,18 +22,15 @@ from bundler.integrity.proof import TlogProof
 from bundler.verify.result import CheckpointCheck, LoadedBundle
 
 
-def covering_checkpoint(checkpoints: list[CheckpointCheck], seq: int) -> CheckpointCheck | None:
-    """The smallest checkpoint with a matching root and a good signature that covers ``seq``."""
-    return checkpoint_finder(checkpoints)(seq)
-
-
 def checkpoint_finder(checkpoints: list[CheckpointCheck],
                       ) -> Callable[[int], CheckpointCheck | None]:
-    """:func:`covering_checkpoint` for many claims: the good checkpoints sorted once, then
-    one bisection per claim.  Testing every checkpoint for every claim grew with both:
-    a 1M-event log has 1,000 checkpoints and ten times the claims of 100k, so it cost 58
-    times as much (9 s of the 1M build).  The sort is stable, so among checkpoints of
-    one size the first in the bundle wins, as ``min`` chose."""
+    """``find(seq)``: the smallest checkpoint with a matching root and a good signature
+    that covers ``seq`` (None if none does).
+
+    The good checkpoints are sorted once, then each claim bisects.  Testing every
+    checkpoint for every claim grew with both: a 1M-event log has 1,000 checkpoints and
+    ten times the claims of 100k, so it cost 58 times as much (9 s of the 1M build).
+    The sort is stable, so among checkpoints of one size the first in the bundle wins."""
     good = sorted((c for c in checkpoints if c.root_matches and c.any_ok),
                   key=lambda c: c.size)
     sizes = [c.size for c in good]

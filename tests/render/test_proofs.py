@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from bundler.integrity.note import parse_verifier_key
 from bundler.integrity.proof import TlogProof, verify_tlog_proof
-from bundler.render.proofs import checkpoint_finder, claim_proofs, covering_checkpoint
+from bundler.render.proofs import checkpoint_finder, claim_proofs
 from bundler.verify import VerifyOptions, verify_bundle
 from bundler.verify.result import CheckpointCheck, SignatureCheck
 
@@ -43,8 +43,9 @@ def test_no_good_checkpoint_gives_no_proof() -> None:
     report = verify_bundle(BUNDLE, VerifyOptions(trusted_keys=(KEY,)))
     checkpoints = report.bundle.checkpoints
     last = max(c.size for c in checkpoints)
-    assert covering_checkpoint(checkpoints, last) is None
-    assert covering_checkpoint(checkpoints, 0) is not None
+    find = checkpoint_finder(checkpoints)
+    assert find(last) is None
+    assert find(0) is not None
 
 
 _CHECKPOINTS = st.lists(st.tuples(st.integers(0, 40), st.booleans(), st.booleans()), max_size=12)
@@ -64,4 +65,3 @@ def test_the_finder_picks_what_the_definition_picks(
     good = [c for c in checkpoints if c.root_matches and c.any_ok and c.size > seq]
     expected = min(good, key=lambda c: c.size) if good else None
     assert checkpoint_finder(checkpoints)(seq) is expected
-    assert covering_checkpoint(checkpoints, seq) is expected
