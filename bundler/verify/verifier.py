@@ -89,7 +89,8 @@ def verify_bundle(path: str | os.PathLike[str], options: VerifyOptions | None = 
     assert es is not None
     try:
         src = es.enter_context(open_bundle(path, sink, opts.limits))
-        return _verify(src, opts, pinned, sink)
+        with young_collections_only() if opts.keep_events else nullcontext():
+            return _verify(src, opts, pinned, sink)
     finally:
         if own:
             es.close()
@@ -171,9 +172,8 @@ def _verify(src: BundleSource, opts: VerifyOptions, pinned: tuple[VerifierKey, .
         roots: dict[int, bytes] = {0: MerkleAccumulator().root()} if 0 in wanted else {}
         ledger = PayloadLedger()
         invariants = InvariantChecker(sink)
-        with young_collections_only() if opts.keep_events else nullcontext():
-            _stream_events(events_path, results, opts, bundle, ledger, invariants, roots,
-                           wanted, sink)
+        _stream_events(events_path, results, opts, bundle, ledger, invariants, roots, wanted,
+                       sink)
         hashes: Hashes = {}
         for share in results.after if isinstance(results, LineStream) else ():
             hashes.update(share)
