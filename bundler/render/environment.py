@@ -7,12 +7,14 @@ therefore override the layout, any page body, or any asset by relative path.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 import jinja2
+import jinja2.bccache
 from markupsafe import Markup, escape
 
 from bundler.errors import UsageError
@@ -68,6 +70,18 @@ class _Environment(jinja2.Environment):
             return self.undefined(obj=obj, name=attribute)
 
 
+class _BytecodeCache(jinja2.FileSystemBytecodeCache):
+    """Jinja's bytecode cache, where failing to store only costs the compiling.
+
+    Jinja already treats a missing cache file as a miss, but raises when it cannot write
+    one, and a build must not fail on a cache: the folder can go while a build runs (a
+    full disk, a cleaner of the cache folder)."""
+
+    def dump_bytecode(self, bucket: jinja2.bccache.Bucket) -> None:
+        with contextlib.suppress(OSError):
+            super().dump_bytecode(bucket)
+
+
 def make_environment(user_theme: Path | None,
                      compiled: Path | None = None) -> jinja2.Environment:
     """``compiled``: a folder for compiled templates (Jinja's bytecode cache), so a build
@@ -80,7 +94,7 @@ def make_environment(user_theme: Path | None,
     if compiled is not None:
         try:
             compiled.mkdir(parents=True, exist_ok=True)
-            cache = jinja2.FileSystemBytecodeCache(str(compiled))
+            cache = _BytecodeCache(str(compiled))
         except OSError:
             cache = None            # an unwritable cache folder only costs the compiling
     env = _Environment(

@@ -24,6 +24,7 @@ Three levels, each checked against the bytes of the previous site (see
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import importlib.metadata
@@ -32,6 +33,7 @@ import platform
 import shutil
 import stat
 import subprocess
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,15 +68,27 @@ def _code_digest() -> str:
     return tree_digest([PACKAGE_DIR], "*.py")
 
 
+#: A folder of compiled templates of another version of the code is removed once it has
+#: not been used for this long.  Removing it at once broke builds: two versions of
+#: review-bundler building at the same time (two virtualenvs, an A/B benchmark) each
+#: deleted the other's folder while its render processes compiled into it.
+STALE_TEMPLATES_SECONDS = 24 * 3600
+
+
 def compiled_templates_dir() -> Path:
     """Where this code keeps its compiled templates: one folder per version of the code
-    (which fixes the environment's options), older ones removed."""
+    (which fixes the environment's options).  Using it marks it as used; the folders of
+    other versions go once unused for :data:`STALE_TEMPLATES_SECONDS`."""
     root = cache_dir() / "templates"
     current = root / _code_digest()[:32]
-    if root.is_dir():
+    with contextlib.suppress(OSError):
+        os.utime(current)               # missing: make_environment creates it
+    cutoff = time.time() - STALE_TEMPLATES_SECONDS
+    with contextlib.suppress(OSError):
         for other in root.iterdir():
-            if other != current and other.is_dir():
-                shutil.rmtree(other, ignore_errors=True)
+            with contextlib.suppress(OSError):
+                if other != current and other.is_dir() and other.stat().st_mtime < cutoff:
+                    shutil.rmtree(other, ignore_errors=True)
     return current
 
 
