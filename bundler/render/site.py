@@ -35,6 +35,7 @@ from markupsafe import Markup
 from bundler import __version__
 from bundler.diagnostics import Severity
 from bundler.errors import InvalidBundleError, OutputError
+from bundler.gc_scopes import young_collections_only
 from bundler.graph.index import build_index
 from bundler.output import SiteWriter
 from bundler.output.cache import Encoder
@@ -80,7 +81,6 @@ from bundler.render.workers import render_all
 from bundler.reports import TRUST_TEXT, to_json_obj, to_sarif
 from bundler.schema import SCHEMA_PATH
 from bundler.verify import Verdict, VerificationReport, VerifyOptions, verify_bundle
-from bundler.verify.verifier import young_collections_only
 
 __all__ = ["CSP", "MIN_GRAPH_SCALE", "BuildOptions", "BuildResult", "SiteInfo", "build_site",
            "site_report_json", "size_svg"]
@@ -286,7 +286,8 @@ def _prepare(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteI
              previous: PreviousSite | None, fingerprint: str | None,
              ) -> tuple[RenderJob, list[PageTask], list[PageTask]]:
     """The render job and the pages to make (reserved in ``out``), templates compiled."""
-    env = make_environment(opts.theme, compiled_templates_dir())
+    compiled = compiled_templates_dir()
+    env = make_environment(opts.theme, compiled)
     env.auto_reload = False        # templates cannot change during a build: no stat per page
     event_key = event_key_for(ctx.bundle)
     encoder = Encoder(event_key) if fingerprint is not None and event_key is not None else None
@@ -297,7 +298,7 @@ def _prepare(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteI
         ctx.texts = TextStore(out.target, salt, readable=previous is not None)
     job = RenderJob(ctx=ctx, env=env, site=site, base_url=opts.base_url, out_root=out.tmp,
                     salt=salt, encoder=encoder, previous=previous, deps=deps,
-                    setup=RenderSetup(opts.theme, compiled_templates_dir(), site,
+                    setup=RenderSetup(opts.theme, compiled, site,
                                       opts.base_url))
     tasks = plan_pages(ctx)
     last = final_pages()

@@ -31,6 +31,7 @@ from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, NoReturn
 
+from bundler.gc_scopes import collector_paused
 from bundler.integrity.canonical import parse_vouched
 from bundler.load.events import Finding, parse_line, read_lines
 from bundler.verify.facts import facts_of, facts_tuple
@@ -169,18 +170,16 @@ class LineStream:
         # Each batch is thousands of new tuples that all live until consumed: the pattern
         # that makes the cyclic GC rescan them over and over (a fifth of this process's
         # time).  They hold no cycles, nor does the ordered checking that consumes them.
-        gc_was_enabled = gc.isenabled()
-        gc.disable()
         try:
-            for i, (start, end) in enumerate(ranges):
-                batch = pool.receive(i)
-                # A worker that died (killed, out of memory, a bug) costs speed, not
-                # correctness: its ranges are analysed here, and a bug then raises here.
-                yield from batch if batch is not None else analyse_range(path, start, end, cap)
-            self.after = pool.receive_after()
+            with collector_paused():
+                for i, (start, end) in enumerate(ranges):
+                    batch = pool.receive(i)
+                    # A worker that died (killed, out of memory, a bug) costs speed, not
+                    # correctness: its ranges are analysed here, and a bug then raises here.
+                    yield from (batch if batch is not None
+                                else analyse_range(path, start, end, cap))
+                self.after = pool.receive_after()
         finally:
-            if gc_was_enabled:
-                gc.enable()
             self._reap()
 
     def __iter__(self) -> LineStream:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import bisect
 import functools
-import gc
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, nullcontext
@@ -29,6 +28,7 @@ from pydantic import BaseModel, ValidationError
 from bundler import layout
 from bundler.diagnostics import DiagnosticSink, Location, Severity
 from bundler.errors import UsageError
+from bundler.gc_scopes import young_collections_only
 from bundler.integrity.canonical import CanonicalError, parse_strict
 from bundler.integrity.merkle import MerkleAccumulator
 from bundler.integrity.note import KeyFormatError, VerifierKey, parse_verifier_key
@@ -94,25 +94,6 @@ def verify_bundle(path: str | os.PathLike[str], options: VerifyOptions | None = 
     finally:
         if own:
             es.close()
-
-
-@contextmanager
-def young_collections_only() -> Iterator[None]:
-    """No automatic full collections of the cyclic GC inside the block.
-
-    Kept events (and the index over them) grow by millions of objects that
-    live to the end of the build and hold no cycles.  Every full collection
-    walks all of them, and the collector runs one whenever the survivors grew
-    by a quarter: at a million events that is a handful of walks over a heap of
-    a gigabyte, with a cache miss per object.  Young collections still run, so
-    the cycles a line leaves behind (exceptions, tracebacks) are still freed.
-    """
-    old = gc.get_threshold()
-    gc.set_threshold(old[0], old[1], 1 << 30)
-    try:
-        yield
-    finally:
-        gc.set_threshold(*old)
 
 
 def _read_model(src: BundleSource, rel: str, model: type[BaseModel], missing: str,

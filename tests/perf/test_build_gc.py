@@ -66,7 +66,7 @@ def test_the_collector_pauses_while_this_process_only_makes_pages(
     if not helpers:     # as when no process can be started
         monkeypatch.setattr(workers, "_graph_helpers", workers._LocalLayout)
     enabled: list[bool] = []
-    real_start, real_paused = workers.start_tasks, workers._collector_paused
+    real_start, real_paused = workers.start_tasks, workers.collector_paused
 
     def start(*args: Any) -> Any:
         enabled.append(gc.isenabled())
@@ -76,12 +76,13 @@ def test_the_collector_pauses_while_this_process_only_makes_pages(
 
     @contextlib.contextmanager
     def paused() -> Iterator[None]:
+        gc.collect()                        # earlier garbage (other tests') not counted
         with real_paused():
             yield
             left.append(gc.collect())       # the cyclic garbage made while paused
 
     monkeypatch.setattr(workers, "start_tasks", start)
-    monkeypatch.setattr(workers, "_collector_paused", paused)
+    monkeypatch.setattr(workers, "collector_paused", paused)
     result = build(synth_3k, tmp_path / "site", jobs=2, incremental=False)
     assert len(enabled) > 10
     assert set(enabled) == {not helpers}

@@ -536,7 +536,9 @@ def test_ctrl_c_during_in_process_rendering_is_one_clean_message(
         return found
 
     deadline = time.monotonic() + 60
-    while not helpers() and proc.poll() is None and time.monotonic() < deadline:
+    # both helpers: they start one after the other, and a poll can fall between them
+    while len(helpers()) < workers.LAYOUTS_IN_FLIGHT and proc.poll() is None and \
+            time.monotonic() < deadline:
         time.sleep(0.02)
     started = helpers()
     assert len(started) == workers.LAYOUTS_IN_FLIGHT

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from bundler.gc_scopes import young_collections_only
 from bundler.verify import VerifyOptions, verifier, verify_bundle
-from bundler.verify.verifier import young_collections_only
 
 BUNDLE = Path(__file__).resolve().parents[2] / "example_bundles" / "air-quality"
 
