@@ -23,10 +23,12 @@ import contextlib
 import dataclasses
 import hashlib
 import io
+import itertools
 import os
 import shutil
 import stat
 import time
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 MANIFEST_HEADER = "review-bundler page cache v3"
@@ -64,13 +66,19 @@ def manifest_path(site: Path) -> Path:
     return cache_dir() / "sites" / f"{key[:32]}.manifest"
 
 
-def save_manifest(site: Path, text: str) -> None:
-    """Best effort (an unwritable cache only costs the next build its reuse)."""
+def save_manifest(site: Path, text: str | Iterable[str]) -> None:
+    """Best effort (an unwritable cache only costs the next build its reuse).  ``text``
+    may come in pieces (:func:`manifest_chunks`): at a million events the whole text
+    is 24 MB, made when the build is at its largest."""
     path = manifest_path(site)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
+        with open(tmp, "w", encoding="utf-8") as fh:
+            if isinstance(text, str):
+                fh.write(text)
+            else:
+                fh.writelines(text)
         os.replace(tmp, path)
         kept = sorted(path.parent.glob("*.manifest"), key=lambda p: p.stat().st_mtime,
                       reverse=True)
@@ -255,9 +263,18 @@ def _link_same(src: Path, dest: Path, st: os.stat_result) -> bool:
 def manifest_text(salt_digest: str, summary: SiteSummary,
                   entries: dict[str, CacheEntry]) -> str:
     """Deterministic manifest: sorted by path, one ``fingerprint digest path`` line each."""
+    return "".join(manifest_chunks(salt_digest, summary, (
+        (path, e.fingerprint, e.digest) for path, e in sorted(entries.items()))))
+
+
+def manifest_chunks(salt_digest: str, summary: SiteSummary,
+                    rows: Iterable[tuple[str, str, str]]) -> Iterator[str]:
+    """The lines of :func:`manifest_text` for ``rows`` of (path, fingerprint, digest),
+    which the caller gives sorted by path.  The summary is checked here, before any
+    line is written."""
     if any(not w or " " in w or "\n" in w for w in (summary.inputs, *summary.verdict)):
         raise ValueError(f"manifest words must be non-empty and unspaced: {summary}")
-    lines = [MANIFEST_HEADER, " ".join(("inputs", summary.inputs, *summary.verdict)),
-             f"salt {salt_digest}", f"bundle {summary.bundle} {summary.pages} {summary.graphs}"]
-    lines += [f"{e.fingerprint} {e.digest} {path}" for path, e in sorted(entries.items())]
-    return "\n".join(lines) + "\n"
+    head = [MANIFEST_HEADER, " ".join(("inputs", summary.inputs, *summary.verdict)),
+            f"salt {salt_digest}", f"bundle {summary.bundle} {summary.pages} {summary.graphs}"]
+    return itertools.chain((f"{line}\n" for line in head),
+                           (f"{fp} {digest} {path}\n" for path, fp, digest in rows))

@@ -42,17 +42,15 @@ from bundler.output.cache import Encoder
 from bundler.output.deps_file import DepsWriter, deps_path, forget_deps, read_deps
 from bundler.output.manifest import (
     NO_INPUTS,
-    NOT_A_PAGE,
-    CacheEntry,
     PreviousSite,
     SiteSummary,
     forget_manifest,
+    manifest_chunks,
     manifest_text,
     save_manifest,
 )
 from bundler.output.text_store import TextStore
 from bundler.render.chunks import (
-    PageResult,
     RenderJob,
     event_key_for,
 )
@@ -67,6 +65,7 @@ from bundler.render.incremental import (
     environment_digest,
     reuse_everything,
 )
+from bundler.render.ledger import PageLedger
 from bundler.render.page_deps import PageDeps
 from bundler.render.page_html import CSP, MIN_GRAPH_SCALE, RenderSetup, SiteInfo, size_svg
 from bundler.render.pages.artifacts import file_copy_path
@@ -257,7 +256,7 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
     with young_collections_only():
         job, tasks, last = _prepare(ctx, opts, out, site, salt, previous, fingerprint)
     deps = job.deps
-    results: list[PageResult] = []
+    ledger = PageLedger(keep_rows=fingerprint is not None)
     total = len(tasks) + len(last)
     records = DepsWriter(out.target, salt) if deps is not None else None
     try:
@@ -271,12 +270,14 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
             elif result.deps_kept and records is not None:
                 assert deps is not None             # records exist only with deps
                 records.write_line(deps.previous[result.path])
-            results.append(result)
-            if len(results) % 200 == 0:
-                _progress(opts, "pages", len(results), total)
-        _progress(opts, "pages", len(results), total)
+            ledger.add(result)
+            if ledger.pages % 200 == 0:
+                _progress(opts, "pages", ledger.pages, total)
+        _progress(opts, "pages", ledger.pages, total)
         with young_collections_only():
-            return _finish(ctx, out, results, salt, fingerprint, inputs, records, started)
+            pages = {t.path for t in (*tasks, *last)}
+            return _finish(ctx, out, ledger, pages, salt, fingerprint, inputs, records,
+                           started)
     finally:
         if records is not None:
             records.close()
@@ -309,30 +310,28 @@ def _prepare(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteI
     return job, tasks, last
 
 
-def _finish(ctx: BuildContext, out: SiteWriter, results: list[PageResult], salt: str,
-            fingerprint: str | None, inputs: Inputs | None, records: DepsWriter | None,
-            started: float) -> BuildResult:
-    """Commit the site, then its manifest and page records (the next build's hints)."""
-    for r in results:
-        out.record(r.size)
-    graphs = sum(r.graphs for r in results)
-    entries: dict[str, CacheEntry] = {}
+def _finish(ctx: BuildContext, out: SiteWriter, ledger: PageLedger, pages: set[str],
+            salt: str, fingerprint: str | None, inputs: Inputs | None,
+            records: DepsWriter | None, started: float) -> BuildResult:
+    """Commit the site, then its manifest and page records (the next build's hints).
+    ``pages``: the paths of ``ledger``'s pages; every other file written is not a page."""
+    out.record(ledger.bytes)
     if fingerprint is not None:     # every file, so an unchanged rebuild can reuse them all
-        entries = {r.path: CacheEntry(r.fingerprint or NOT_A_PAGE, r.digest) for r in results}
-        entries.update({rel: CacheEntry(NOT_A_PAGE, out.digest(rel))
-                        for rel in out.written if rel not in entries})
+        for rel in sorted(out.written - pages):
+            ledger.add_file(rel, out.digest(rel))
     files, size = len(out.written) + 1, out.bytes_written
     target = out.commit()
     if fingerprint is not None:
-        save_manifest(target, manifest_text(
-            salt, _summary(fingerprint, len(results), graphs, inputs, ctx.report), entries))
+        save_manifest(target, manifest_chunks(
+            salt, _summary(fingerprint, ledger.pages, ledger.graphs, inputs, ctx.report),
+            ledger.rows()))
         if records is not None:
             records.commit()
     else:
         forget_manifest(target)
         forget_deps(deps_path(target))
-    return BuildResult(target, ctx.report, ctx.report.verdict(), len(results), files, size,
-                       graphs, time.perf_counter() - started, sum(1 for r in results if r.reused))
+    return BuildResult(target, ctx.report, ctx.report.verdict(), ledger.pages, files, size,
+                       ledger.graphs, time.perf_counter() - started, ledger.reused)
 
 
 def _write_files(ctx: BuildContext, opts: BuildOptions, out: SiteWriter) -> None:
