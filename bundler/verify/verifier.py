@@ -247,7 +247,7 @@ def _stream_events(path: Path, results: Iterator[LineResult], opts: VerifyOption
                 elif ev.redaction is not None:
                     ledger.redact(ev.redaction)
                 if compact is not None and ev.model is not None:
-                    bundle.events.append(compact(ev.model))
+                    bundle.events.append(compact.event(ev.model))
             elif rejected is not None:
                 sink.emit(rejected[0], rejected[1], event_location(line, seq))
         prev_leaf = h

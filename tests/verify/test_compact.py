@@ -5,8 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from bundler.model.events import EventBase
+import pytest
+
+from bundler.model.events import EventBase, OperatorEvent
 from bundler.verify.compact import Compactor
+from bundler.verify.invariants import references
 from bundler.verify.schema import check_event
 from bundler.verify.verifier import VerifyOptions, verify_bundle
 
@@ -47,3 +50,36 @@ def test_a_full_intern_table_only_stops_sharing() -> None:
     plain = _validated()
     c = Compactor(max_interned=0)
     assert [c(e) for e in plain] == plain
+
+
+EXAMPLES = sorted(p for p in (REPO / "example_bundles").iterdir() if (p / "events.jsonl").is_file())
+
+
+@pytest.mark.parametrize("bundle", EXAMPLES, ids=lambda p: p.name)
+def test_references_share_the_string_of_the_event_they_name(bundle: Path) -> None:
+    """A kept reference is the referenced event's own ``id`` object, not a copy: every
+    reference field is in REFERENCE_FIELDS."""
+    kept = verify_bundle(bundle, VerifyOptions()).bundle.events
+    first: dict[str, EventBase] = {}
+    for ev in kept:
+        first.setdefault(ev.id, ev)
+    # run and stream are interned (one string for all events); the rest are shared ids
+    refs = [(target, first[target]) for ev in kept
+            for _field, target, _allowed, _derived in references(ev)
+            if target in first and first[target].type not in ("run", "stream")]
+    assert len(refs) > 20
+    assert all(target is named.id for target, named in refs)
+
+
+def test_an_unknown_or_long_string_is_kept_as_it_is() -> None:
+    plain = _validated()
+    c = Compactor()
+    for ev in plain:
+        c.event(ev)
+    op = next(e for e in plain if isinstance(e, OperatorEvent) and e.parents)
+    ghost = op.model_copy(update={"parents": ["no-such-id", op.parents[0]],
+                                  "summary": "x" * 300})
+    packed = c(ghost)
+    assert packed == ghost
+    assert packed.parents[0] is ghost.parents[0]
+    assert packed.summary is ghost.summary
