@@ -77,7 +77,13 @@ class Compactor:
 
     def event(self, model: M) -> M:
         """A top-level event: compacted, and its id known to the events after it."""
-        return self(model, False, True)
+        new = self(model)
+        # the id as the original holds it (the same object): reading ``new.__dict__``
+        # would turn the new object's inline values into a dict of its own
+        oid = model.__dict__.get("id")
+        if type(oid) is str:
+            self._ids.setdefault(oid, oid)
+        return new
 
     def _intern(self, value: str) -> str:
         got = self._strings.get(value)
@@ -87,14 +93,13 @@ class Compactor:
             self._strings[value] = value
         return value
 
-    def __call__(self, model: M, nested: bool = False, register: bool = False) -> M:
+    def __call__(self, model: M, nested: bool = False) -> M:
         cls = type(model)
         new = cls.__new__(cls)
         put = object.__setattr__
         actions = _NESTED_ACTIONS if nested else _TOP_ACTIONS
         ids = self._ids
-        values = model.__dict__
-        for key, value in values.items():
+        for key, value in model.__dict__.items():
             kind = type(value)
             if kind is str:
                 act = actions.get(key)
@@ -124,12 +129,6 @@ class Compactor:
         put(new, "__pydantic_fields_set__", shared)
         put(new, "__pydantic_extra__", model.__pydantic_extra__)
         put(new, "__pydantic_private__", model.__pydantic_private__)
-        if register:
-            # the id as the original holds it (the same object): reading ``new.__dict__``
-            # would turn the new object's inline values into a dict of its own
-            oid = values.get("id")
-            if type(oid) is str:
-                ids.setdefault(oid, oid)
         return new
 
     def _new_shape(self, cls: type[BaseModel], fields: set[str]) -> set[str]:

@@ -71,7 +71,8 @@ def test_references_share_the_string_of_the_event_they_name(bundle: Path) -> Non
     assert all(target is named.id for target, named in refs)
 
 
-def test_an_unknown_or_long_string_is_kept_as_it_is() -> None:
+def test_an_unknown_id_or_a_string_outside_reference_fields_is_kept_as_it_is() -> None:
+    """Only a reference to a kept event is swapped; the summary is not a reference."""
     plain = _validated()
     c = Compactor()
     for ev in plain:
