@@ -109,6 +109,8 @@ CODES: dict[str, CodeInfo] = dict(
         _c("RB115", E, "duplicate key in JSON object", "parse"),
         _c("RB116", E, "event line is not in RFC 8785 canonical form", "parse"),
         _c("RB117", E, "archive is corrupt or unreadable", "open"),
+        _c("RB118", E, "archive entry conflicts with an earlier one (a path given twice)",
+           "open"),
         # RB2xx: structure and schema of events
         _c("RB200", E, "unknown event type", "schema"),
         _c("RB201", E, "event does not match the schema", "schema"),

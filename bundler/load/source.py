@@ -214,13 +214,45 @@ class _Budget:
         return True
 
 
-def _target(tmp: Path, name: str, sink: DiagnosticSink, archive: str) -> Path | None:
-    clean = name[:-1] if name.endswith("/") else name
-    if not is_safe_relpath(clean):
-        sink.emit("RB102", f"archive entry {name!r} has an absolute path or '..'",
-                  Location(path=f"{archive}!{name}"))
-        return None
-    return tmp.joinpath(*PurePosixPath(clean).parts)
+class _Placer:
+    """Where each archive entry goes, refusing entries that are unsafe or ambiguous.
+
+    A path given twice (or a file where another entry needs a folder) is refused
+    rather than resolved: unpacking tools disagree on which entry wins, so the
+    bundle a reviewer unpacks by hand could differ from the one verified here.
+    The archive's own root (``./``, as ``tar -C bundle .`` writes it) is allowed.
+    """
+
+    def __init__(self, tmp: Path, sink: DiagnosticSink, archive: str) -> None:
+        self.tmp, self.sink, self.archive = tmp, sink, archive
+        self._seen: dict[str, bool] = {}   # normalised path -> is a folder
+
+    def place(self, name: str, is_dir: bool) -> Path | None:
+        """The target of entry ``name``; the archive root for a ``./`` folder entry;
+        ``None``, after a diagnostic, for an entry that must not be written."""
+        where = Location(path=f"{self.archive}!{name}")
+        clean = name[:-1] if name.endswith("/") else name
+        if is_dir and clean and not clean.startswith("/") and \
+                set(clean.split("/")) <= {"", "."}:
+            return self.tmp
+        if not is_safe_relpath(clean):
+            self.sink.emit("RB102", f"archive entry {name!r} has an absolute path or '..'",
+                           where)
+            return None
+        parts = PurePosixPath(clean).parts
+        seen = self._seen
+        for i in range(1, len(parts) + 1):
+            path = "/".join(parts[:i])
+            folder = is_dir or i < len(parts)
+            was = seen.get(path)
+            if was is None:
+                seen[path] = folder
+            elif not (was and folder):
+                other = "a file" if not was else "a folder"
+                self.sink.emit("RB118", f"archive entry {name!r} conflicts with an earlier "
+                               f"entry: {path!r} is already {other}", where)
+                return None
+        return self.tmp.joinpath(*parts)
 
 
 def _expand_zip(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> bool:
@@ -229,7 +261,7 @@ def _expand_zip(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> boo
     except (zipfile.BadZipFile, OSError) as exc:
         sink.emit("RB117", f"{p.name}: {exc}", Location(path=p.name))
         return False
-    budget, ok = _Budget(limits), True
+    budget, ok, placer = _Budget(limits), True, _Placer(tmp, sink, p.name)
     with zf:
         infos = zf.infolist()
         if len(infos) > limits.max_archive_entries:
@@ -241,41 +273,42 @@ def _expand_zip(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> boo
             sink.emit("RB104", f"declared expanded size {declared} bytes exceeds the limit of "
                       f"{limits.max_expanded_bytes}", Location(path=p.name))
             return False
-        for info in infos:
-            target = _target(tmp, info.filename, sink, p.name)
-            mode = info.external_attr >> 16
-            if target is None:
-                ok = False
-                continue
-            if stat.S_ISLNK(mode):
-                sink.emit("RB103", f"archive entry {info.filename!r} is a symlink",
-                          Location(path=f"{p.name}!{info.filename}"))
-                ok = False
-                continue
-            if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            if info.compress_size and info.file_size / info.compress_size > \
-                    limits.max_compression_ratio:
-                sink.emit("RB104", f"{info.filename!r} expands {info.file_size} bytes from "
-                          f"{info.compress_size} (ratio above {limits.max_compression_ratio})",
-                          Location(path=f"{p.name}!{info.filename}"))
-                return False
-            target.parent.mkdir(parents=True, exist_ok=True)
-            try:
+        try:
+            for info in infos:
+                target = placer.place(info.filename, info.is_dir())
+                mode = info.external_attr >> 16
+                if target is None:
+                    ok = False
+                    continue
+                if stat.S_ISLNK(mode):
+                    sink.emit("RB103", f"archive entry {info.filename!r} is a symlink",
+                              Location(path=f"{p.name}!{info.filename}"))
+                    ok = False
+                    continue
+                if info.is_dir():
+                    target.mkdir(parents=True, exist_ok=True)
+                    continue
+                if info.compress_size and info.file_size / info.compress_size > \
+                        limits.max_compression_ratio:
+                    sink.emit("RB104", f"{info.filename!r} expands {info.file_size} bytes from "
+                              f"{info.compress_size} (ratio above {limits.max_compression_ratio})",
+                              Location(path=f"{p.name}!{info.filename}"))
+                    return False
+                target.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(info) as member:
                     if not budget.copy(member, target):
                         sink.emit("RB104", f"archive expands past {limits.max_expanded_bytes} "
                                   "bytes", Location(path=p.name))
                         return False
-            except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
-                sink.emit("RB117", f"{info.filename}: {exc}", Location(path=p.name))
-                return False
+        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+            sink.emit("RB117", f"{info.filename}: {exc}", Location(path=p.name))
+            return False
     return ok
 
 
 def _expand_tar(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> bool:
     budget, ok, count = _Budget(limits), True, 0
+    placer = _Placer(tmp, sink, p.name)
     try:
         with tarfile.open(p, "r:*") as tf:
             for member in tf:
@@ -284,7 +317,7 @@ def _expand_tar(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> boo
                     sink.emit("RB104", f"more than {limits.max_archive_entries} entries",
                               Location(path=p.name))
                     return False
-                target = _target(tmp, member.name, sink, p.name)
+                target = placer.place(member.name, member.isdir())
                 if target is None:
                     ok = False
                     continue

@@ -4,12 +4,19 @@ remembered only inside ``remembering_folders``."""
 from __future__ import annotations
 
 import os
+import tarfile
+import zipfile
 from pathlib import Path, PurePosixPath
 
+import pytest
+from fixtures.bad import bundle_files
+from fixtures.builders import make_valid_bundle, verify
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bundler.load.source import BundleSource, is_safe_relpath
+from bundler.diagnostics import DiagnosticSink
+from bundler.load.source import BundleSource, _Placer, is_safe_relpath
+from bundler.verify.result import VerificationReport
 
 
 def _source(tmp_path: Path) -> tuple[BundleSource, Path]:
@@ -112,3 +119,69 @@ def test_files_and_files_under_a_folder(tmp_path: Path) -> None:
     os.symlink(tmp_path / "cps", root / "checkpoints")
     assert list(src.files(under="checkpoints")) == []
     assert [r for r in src.files() if r.startswith("checkpoints/")] == []
+
+
+# ------------------------------------------------------------------ archives
+def _report_facts(report: VerificationReport) -> tuple[object, ...]:
+    return (report.valid, sorted((d.code, d.message) for d in report.diagnostics),
+            report.bundle.leaf_hashes, sorted(report.bundle.payloads))
+
+
+def test_a_tar_of_the_folder_with_dot_entries_verifies_like_the_folder(tmp_path: Path) -> None:
+    """``tar -C run -czf run.tar.gz .`` writes a ``./`` root entry and ``./`` prefixes."""
+    folder = make_valid_bundle(tmp_path / "b").path
+    archive = tmp_path / "b.tar.gz"
+    with tarfile.open(archive, "w:gz") as tf:
+        tf.add(folder, arcname=".")
+    with tarfile.open(archive) as tf:
+        names = tf.getnames()
+    assert names[0] == "." and "./events.jsonl" in names
+    assert _report_facts(verify(archive)) == _report_facts(verify(folder))
+
+
+def test_a_zip_with_a_root_entry_and_repeated_folders_verifies_like_the_folder(
+        tmp_path: Path) -> None:
+    folder = make_valid_bundle(tmp_path / "b").path
+    archive = tmp_path / "b.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("./", b"")
+        zf.writestr("./payloads/", b"")
+        for rel, data in bundle_files(folder):
+            zf.writestr(f"./{rel}", data)
+        zf.writestr("payloads/", b"")   # a folder given again is no conflict
+    assert _report_facts(verify(archive)) == _report_facts(verify(folder))
+
+
+_EARLIER = "conflicts with an earlier entry:"
+
+
+@pytest.mark.parametrize(("entries", "conflict"), [
+    ([("a", False), ("./a", False)], f"'./a' {_EARLIER} 'a' is already a file"),
+    ([("a", False), ("a/b", False)], f"'a/b' {_EARLIER} 'a' is already a file"),
+    ([("a/b", False), ("a", False)], f"'a' {_EARLIER} 'a' is already a folder"),
+    ([("a/", True), ("a", False)], f"'a' {_EARLIER} 'a' is already a folder"),
+    ([("a", False), ("a/", True)], f"'a/' {_EARLIER} 'a' is already a file"),
+])
+def test_conflicting_entries_are_refused(entries: list[tuple[str, bool]], conflict: str,
+                                         tmp_path: Path) -> None:
+    sink = DiagnosticSink()
+    placer = _Placer(tmp_path, sink, "x.zip")
+    targets = [placer.place(name, is_dir) for name, is_dir in entries]
+    assert targets[0] is not None and targets[-1] is None
+    [diag] = list(sink)
+    assert (diag.code, diag.message) == ("RB118", f"archive entry {conflict}")
+    assert diag.location is not None and diag.location.path == f"x.zip!{entries[-1][0]}"
+
+
+def test_the_root_and_repeated_folders_are_no_conflict(tmp_path: Path) -> None:
+    sink = DiagnosticSink()
+    placer = _Placer(tmp_path, sink, "x.tar")
+    assert placer.place("./", True) == tmp_path
+    assert placer.place(".", True) == tmp_path
+    assert placer.place("a/b/", True) == tmp_path / "a" / "b"
+    assert placer.place("./a", True) == tmp_path / "a"
+    assert placer.place("a/b/c", False) == tmp_path / "a" / "b" / "c"
+    assert list(sink) == []
+    assert placer.place(".", False) is None   # a file cannot stand for the root
+    assert placer.place("/", True) is None    # nor can an absolute path
+    assert [d.code for d in sink] == ["RB102", "RB102"]
