@@ -13,6 +13,7 @@ from bundler.render.pages.base import (
     Deferred,
     Page,
     graph_spec,
+    listed,
     listing_path,
     n_pages,
     page_slice,
@@ -141,13 +142,15 @@ def _artifact(ctx: BuildContext, art: IndividualEvent) -> Page:
                                  "artifact derives from.", page_path=path))
     producer = idx.operators.get(art.produced_by) if art.produced_by else None
     status = idx.payload_status(art)
-    fitness = [{"id": f.id, "href": "../" + event_href(f.seq), "evaluator": f.evaluator.name,
-                "version": f.evaluator.version, "value": fitness_value(f), "note": f.note,
-                "verdict": f.verdict, "passed": f.passed}
-               for f in idx.fitness_by_target.get(art.id, [])]
-    archive = [{"archive": a.archive, "action": a.action, "reason": a.reason, "time": a.time,
-                "href": "../" + event_href(a.seq)} for a in idx.archive_memberships.get(art.id, [])]
-    checks = [e for e in idx.edges_out.get(art.id, []) if e.relation == "checked_by"]
+    fitness, fitness_more = listed(idx.fitness_by_target.get(art.id, []))
+    archive, archive_more = listed(idx.archive_memberships.get(art.id, []))
+    checks, checks_more = listed([e for e in idx.edges_out.get(art.id, [])
+                                  if e.relation == "checked_by"])
+    parents, parents_more = listed(producer.parents if producer else [])
+    used_by, used_by_more = listed(idx.used_by.get(art.id, []))
+    cited_by, cited_by_more = listed(idx.cited_by.get(art.id, []))
+    later, later_more = listed(idx.superseded_by.get(art.id, []))
+    trace, trace_more = listed(art.trace)
     return Page(path, "pages/artifact.html", art.name or art.id, "artifacts", {
         "art": art,
         "status": status,
@@ -155,19 +158,25 @@ def _artifact(ctx: BuildContext, art: IndividualEvent) -> Page:
         "producer": ({"ref": ctx.ref(producer.id, path), "op": producer.custom_type or producer.op,
                       "outcome": producer.outcome, "tool": producer.tool, "agent": producer.agent,
                       "stream": ctx.ref(producer.stream, path),
-                      "parents": ctx.refs(producer.parents, path),
+                      "parents": ctx.refs(parents, path), "parents_more": parents_more,
                       "steering": ctx.ref(producer.steering, path) if producer.steering else None,
                       "summary": producer.summary}
                      if producer else None),
-        "used_by": ctx.refs(idx.used_by.get(art.id, []), path),
-        "cited_by": ctx.refs(idx.cited_by.get(art.id, []), path),
+        "used_by": ctx.refs(used_by, path), "used_by_more": used_by_more,
+        "cited_by": ctx.refs(cited_by, path), "cited_by_more": cited_by_more,
         "checks": [{"ref": ctx.ref(e.target, path), "inferred": e.provenance == "inferred",
                     "confidence": e.confidence} for e in checks],
-        "fitness": fitness,
-        "archive": archive,
+        "checks_more": checks_more,
+        "fitness": [{"id": f.id, "href": "../" + event_href(f.seq), "evaluator": f.evaluator.name,
+                     "version": f.evaluator.version, "value": fitness_value(f), "note": f.note,
+                     "verdict": f.verdict, "passed": f.passed} for f in fitness],
+        "fitness_more": fitness_more,
+        "archive": [{"archive": a.archive, "action": a.action, "reason": a.reason,
+                     "time": a.time, "href": "../" + event_href(a.seq)} for a in archive],
+        "archive_more": archive_more,
         "supersedes": ctx.ref(art.supersedes, path) if art.supersedes else None,
-        "superseded_by": ctx.refs(idx.superseded_by.get(art.id, []), path),
-        "trace": ctx.refs(art.trace, path),
+        "superseded_by": ctx.refs(later, path), "superseded_by_more": later_more,
+        "trace": ctx.refs(trace, path), "trace_more": trace_more,
         "stream": ctx.ref(art.stream, path),
         "event_href": "../" + event_href(art.seq),
         "download_href": ("../" + payload_href(art.payload.digest)

@@ -16,8 +16,9 @@ from bundler.render.graphviz import GraphSpec
 from bundler.render.urls import EVENTS_PER_PAGE, Linker, RelativeLinker
 from bundler.verify.result import LoadedBundle, VerificationReport
 
-__all__ = ["NAV", "PER_PAGE", "STATUS_TEXT", "BuildContext", "Deferred", "Page", "Pager", "Ref",
-           "graph_spec", "listing_path", "n_pages", "page_slice", "pager"]
+__all__ = ["MAX_LISTED", "NAV", "PER_PAGE", "STATUS_TEXT", "BuildContext", "Deferred", "Page",
+           "Pager", "Ref", "graph_spec", "listed", "listing_path", "n_pages", "page_slice",
+           "pager"]
 
 NAV: tuple[tuple[str, str, str], ...] = (
     ("overview", "Overview", "index.html"),
@@ -55,6 +56,18 @@ T = TypeVar("T")
 
 #: Rows per page of a listing (claims, artifacts, payloads, event-log pages).
 PER_PAGE = 1_000
+
+#: Most items an object page (a claim, an artifact, a phase) lists from any one list.
+#: Several of those lists grow with the bundle, not with the object's own event: a
+#: benchmark input that every candidate of a search is evaluated on is used by all of
+#: them.  No page may grow with the bundle, so past this a page says how many it
+#: leaves out (the ``more`` argument of ``ref_list`` and ``more_note`` in _macros.html).
+MAX_LISTED = 500
+
+
+def listed(items: Sequence[T], limit: int = MAX_LISTED) -> tuple[list[T], int]:
+    """The first ``limit`` of ``items``, and how many of them that leaves out."""
+    return list(items[:limit]), max(0, len(items) - limit)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from bundler.render.pages.base import (
     BuildContext,
     Page,
     graph_spec,
+    listed,
     listing_path,
     n_pages,
     page_slice,
@@ -86,23 +87,27 @@ def _claim(ctx: BuildContext, claim: ClaimEvent, status: ClaimStatus) -> Page:
                          description="The claim, the evidence it cites, the operators that "
                          "produced or checked that evidence, down to source trace records.",
                          page_path=path)]
-    earlier = [d for d in claim.derived_from]
-    later = idx.derived_claims.get(claim.id, [])
+    earlier, earlier_more = listed(claim.derived_from)
+    later, later_more = listed(idx.derived_claims.get(claim.id, []))
     if len(lin.nodes) > 1:
         graphs.append(graph_spec(ctx, lin, name="lineage", title=f"Lineage of claim {claim.id}",
                                  description="Earlier drafts and claims this claim was "
                                  "derived from.", page_path=path))
+    judged, fitness_more = listed(idx.fitness_by_target.get(claim.id, []))
     fitness = [{
         "id": f.id, "href": "../" + event_href(f.seq), "evaluator": f.evaluator.name,
         "version": f.evaluator.version, "value": fitness_value(f), "verdict": f.verdict,
         "passed": f.passed, "note": f.note, "time": f.time,
         "review_html": render_markdown(f.review) if f.review else None,
         "stream": ctx.ref(f.stream, path),
-    } for f in idx.fitness_by_target.get(claim.id, [])]
+    } for f in judged]
+    shown_bindings, bindings_more = listed(claim.bindings)
     bindings = [{"evidence": ctx.ref(b.evidence, path), "field": b.field, "value": b.value,
                  "comparison": b.comparison, "stance": b.stance, "note": b.note}
-                for b in claim.bindings]
-    inferred = [e for e in g.edges if e.inferred]
+                for b in shown_bindings]
+    evidence, evidence_more = listed(claim.evidence)
+    inferred, inferred_more = listed([e for e in g.edges if e.inferred])
+    superseded_by, superseded_by_more = listed(idx.superseded_by.get(claim.id, []))
     return Page(path, "pages/claim.html", claim.name or claim.id, "claims", {
         "claim": claim,
         "status": status,
@@ -111,9 +116,9 @@ def _claim(ctx: BuildContext, claim: ClaimEvent, status: ClaimStatus) -> Page:
                       if (parent := idx.inherited_from(claim)) is not None
                       and status is not ClaimStatus.UNVERIFIED else None),
         "text_html": render_markdown(claim.text),
-        "fitness": fitness,
-        "bindings": bindings,
-        "evidence": ctx.refs(claim.evidence, path),
+        "fitness": fitness, "fitness_more": fitness_more,
+        "bindings": bindings, "bindings_more": bindings_more,
+        "evidence": ctx.refs(evidence, path), "evidence_more": evidence_more,
         "paths": _path_rows(ctx, g, path),
         "paths_truncated": g.paths_truncated,
         "graph_truncated": g.truncated,
@@ -122,11 +127,12 @@ def _claim(ctx: BuildContext, claim: ClaimEvent, status: ClaimStatus) -> Page:
                       "relation": e.relation, "by": e.by, "confidence": e.confidence,
                       "rationale": _rationale(ctx, e.edge_id)}
                      for e in inferred],
+        "inferred_more": inferred_more,
         "only_inferred": g.only_inferred,
-        "earlier": ctx.refs(earlier, path),
-        "later": ctx.refs(later, path),
+        "earlier": ctx.refs(earlier, path), "earlier_more": earlier_more,
+        "later": ctx.refs(later, path), "later_more": later_more,
         "supersedes": ctx.ref(claim.supersedes, path) if claim.supersedes else None,
-        "superseded_by": ctx.refs(idx.superseded_by.get(claim.id, []), path),
+        "superseded_by": ctx.refs(superseded_by, path), "superseded_by_more": superseded_by_more,
         "producer": ctx.ref(claim.produced_by, path) if claim.produced_by else None,
         "stream": ctx.ref(claim.stream, path),
         "event_href": "../" + event_href(claim.seq),

@@ -10,6 +10,7 @@ from bundler.render.pages.base import (
     BuildContext,
     Page,
     graph_spec,
+    listed,
     listing_path,
     page_slice,
     pager,
@@ -17,6 +18,8 @@ from bundler.render.pages.base import (
 from bundler.render.urls import event_href
 
 MAX_LINEAGE_GRAPHS = 6
+#: Operators, and artifacts derived by them, listed under one steering command.
+DERIVED_PER_COMMAND = 50
 #: Archives per page of the lineage page (each shows up to 1,000 of its events).
 ARCHIVES_PER_PAGE = 20
 
@@ -96,13 +99,17 @@ def steering_page(ctx: BuildContext) -> Page:
     idx = ctx.idx
     path = "steering.html"
     rows = []
-    for s in idx.steering:
-        ops = idx.applied_by.get(s.id, [])
-        derived = [c for op in ops for c in idx.children.get(op, [])]
+    commands, more = listed(idx.steering)
+    for s in commands:
+        applied = idx.applied_by.get(s.id, [])
+        ops, ops_more = listed(applied, DERIVED_PER_COMMAND)
+        derived = [c for op in applied for c in idx.children.get(op, [])]
         rows.append({"s": s, "href": event_href(s.seq), "issuer": s.issuer,
                      "stream": ctx.ref(s.stream, path),
                      "target": ctx.ref(s.target, path) if s.target else None,
-                     "operators": ctx.refs(ops, path), "derived": ctx.refs(derived[:50], path),
-                     "derived_more": max(0, len(derived) - 50)})
-    return Page(path, "pages/steering.html", "Steering", "steering", {"rows": rows},
+                     "operators": ctx.refs(ops, path), "operators_more": ops_more,
+                     "derived": ctx.refs(derived[:DERIVED_PER_COMMAND], path),
+                     "derived_more": max(0, len(derived) - DERIVED_PER_COMMAND)})
+    return Page(path, "pages/steering.html", "Steering", "steering",
+                {"rows": rows, "rows_more": more},
                 breadcrumbs=[("Overview", "index.html"), ("Steering", None)])

@@ -1,9 +1,10 @@
 """LEDGER's two-level view: workflow phases, then each phase's evidence graph.
 
-The workflow level stays small by construction (one node per workflow node).
-The evidence level is drawn per workflow node and capped; a node with more
-members than the cap is split into pages rather than laid out as one huge
-graph (DESIGN-NOTES §6: dot slows sharply past ~1,000 nodes).
+The workflow level stays small by construction (one node per workflow node,
+or one per phase past ``MAX_WORKFLOW_GRAPH_NODES``).  The evidence level is
+drawn per workflow node and cut at ``MAX_EVIDENCE_NODES`` rather than laid out
+as one huge graph (DESIGN-NOTES §6: dot slows sharply past ~1,000 nodes); the
+page's lists, themselves cut at ``MAX_LISTED``, say what the graph leaves out.
 """
 
 from __future__ import annotations
@@ -13,7 +14,15 @@ from collections import Counter
 
 from bundler.graph.paths import EvidenceGraph, GEdge, GNode, node_for
 from bundler.model.events import WORKFLOW_PHASES, WorkflowNodeEvent
-from bundler.render.pages.base import BuildContext, Page, graph_spec, listing_path, n_pages, pager
+from bundler.render.pages.base import (
+    BuildContext,
+    Page,
+    graph_spec,
+    listed,
+    listing_path,
+    n_pages,
+    pager,
+)
 from bundler.render.urls import workflow_href
 
 MAX_EVIDENCE_NODES = 150
@@ -21,8 +30,17 @@ MAX_EVIDENCE_NODES = 150
 #: phase (with counts) instead of one per workflow node: Graphviz lays out a few
 #: hundred nodes in well under a second, thousands take minutes (DESIGN-NOTES §6).
 MAX_WORKFLOW_GRAPH_NODES = 400
-#: Workflow nodes per page of the workflow index (each lists its members).
+#: Workflow nodes per page of the workflow index, and members listed for each there
+#: (its own page lists up to ``MAX_LISTED``).
 PHASES_PER_PAGE = 200
+MEMBERS_ON_INDEX = 50
+#: Trace records listed under one evidence node of a phase page.
+RECORDS_PER_NODE = 20
+#: Characters of raw trace records one phase page shows in all.  Evidence nodes may
+#: share records, and showing each record again under every node that cites it let a
+#: bundle of under 1 MB make a phase page of 90 MB; a record appears verbatim once,
+#: and once the budget is spent only as a link to its event.
+RAW_BUDGET = 256 * 1024
 
 
 def workflow_level_graph(ctx: BuildContext) -> EvidenceGraph:
@@ -93,9 +111,11 @@ def _index(ctx: BuildContext, k: int = 0) -> Page:
                                               "Workflow nodes (phases) and the semantic edges "
                                               "between their evidence."),
                                  page_path=path, rankdir="LR"))
-    phases = [{"wf": wf, "href": "../" + workflow_href(wf.id),
-               "members": ctx.refs(wf.members, path)}
-              for wf in wfs[k * PHASES_PER_PAGE:(k + 1) * PHASES_PER_PAGE]]
+    phases = []
+    for wf in wfs[k * PHASES_PER_PAGE:(k + 1) * PHASES_PER_PAGE]:
+        members, more = listed(wf.members, MEMBERS_ON_INDEX)
+        phases.append({"wf": wf, "href": "../" + workflow_href(wf.id),
+                       "members": ctx.refs(members, path), "members_more": more})
     return Page(path, "pages/workflow.html", "Workflow", "workflow",
                 {"phases": phases, "has_layers": bool(wfs),
                  "trace_count": len(idx.trace_records),
@@ -148,23 +168,34 @@ def _phase(ctx: BuildContext, wf: WorkflowNodeEvent) -> Page:
     idx = ctx.idx
     path = workflow_href(wf.id)
     g = evidence_level_graph(ctx, wf)
+    shown, members_more = listed(wf.members)
     members = []
-    for m in wf.members:
+    budget, seen = RAW_BUDGET, set()
+    for m in shown:
         node = idx.evidence_nodes.get(m)
+        records, records_more = listed(node.records if node else [], RECORDS_PER_NODE)
+        rows = []
+        for r in records:
+            rec = idx.trace_records.get(r)
+            raw = rec.raw[:2000] if rec is not None else ""
+            repeat = r in seen
+            if repeat or len(raw) > budget:
+                raw_shown = None
+            else:
+                raw_shown, budget = raw, budget - len(raw)
+                seen.add(r)
+            rows.append({"ref": ctx.ref(r, path), "raw": raw_shown, "repeat": repeat,
+                         "kind": rec.record_kind if rec is not None else "missing",
+                         "error": rec.error if rec is not None else None})
         members.append({
             "ref": ctx.ref(m, path),
             "category": node.category if node else "",
             "node_type": node.node_type if node else "",
-            "records": [{"ref": ctx.ref(r, path),
-                         "raw": idx.trace_records[r].raw[:2000] if r in idx.trace_records else "",
-                         "kind": idx.trace_records[r].record_kind if r in idx.trace_records
-                         else "missing",
-                         "error": idx.trace_records[r].error if r in idx.trace_records else None}
-                        for r in (node.records if node else [])],
+            "records": rows, "records_more": records_more,
             "individual": ctx.ref(node.individual, path) if node and node.individual else None,
         })
     return Page(path, "pages/phase.html", f"{wf.phase}: {wf.label}", "workflow", {
-        "wf": wf, "members": members, "truncated": g.truncated,
+        "wf": wf, "members": members, "members_more": members_more, "truncated": g.truncated,
     }, graphs=[graph_spec(ctx, g, name="evidence-level", title=f"Evidence graph of {wf.label}",
                           description=f"Evidence nodes of the {wf.phase} phase and their typed "
                           "semantic edges. Dashed edges were inferred.", page_path=path,

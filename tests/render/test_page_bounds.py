@@ -1,0 +1,152 @@
+"""No object page grows with the bundle: every list on it is cut at ``MAX_LISTED``.
+
+Two hostile shapes, built small and rendered for real:
+
+* **fan-out**: one input used by ``MAX_LISTED + 7`` operators, evaluated as many
+  times and cited by a claim with as many bindings.  Those lists grow with the
+  bundle, not with the object's own event; each page must show exactly
+  ``MAX_LISTED`` and say how many it left out.
+* **amplification**: evidence nodes that all cite the same trace records.  Shown
+  under every node, a bundle of under 1 MB made a 90 MB phase page; each record
+  must appear verbatim once, and the raw text of a page stays within its budget.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+from pathlib import Path
+
+import pytest
+from fixtures.builders import StepClock, make_signer
+
+from bundler.author import BundleWriter
+from bundler.render.pages.base import MAX_LISTED
+from bundler.render.pages.workflow import RAW_BUDGET, RECORDS_PER_NODE
+from bundler.render.site import BuildOptions, build_site
+from bundler.render.urls import artifact_href, claim_href, workflow_href
+
+FAN = MAX_LISTED + 7
+RUN = {"run": "run-1", "stream": "agent-1"}
+
+
+def _writer(path: Path, title: str) -> BundleWriter:
+    return BundleWriter.create(path, title=title, signer=make_signer(), clock=StepClock(),
+                               checkpoint_every=1000)
+
+
+def _start(w: BundleWriter) -> None:
+    w.append("run", id="run-1", title="bounds", objective="hostile shapes", **RUN)
+    w.append("stream", id="agent-1", kind="agent", name="agent", run="run-1")
+    w.append("stream", id="eval-1", kind="evaluator", name="judge", run="run-1")
+
+
+def _build(bundle: Path, out: Path) -> Path:
+    key = make_signer().verifier().to_text()
+    build_site(bundle, BuildOptions(output=out, trusted_keys=(key,), jobs=1))
+    return out
+
+
+def _more(html: str) -> list[int]:
+    """The counts of every "And N more" note on a page, in page order."""
+    return [int(n.replace(",", ""))
+            for n in re.findall(r'class="more-note muted">And ([\d,]+) more', html)]
+
+
+@pytest.fixture(scope="module")
+def fan_out(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    tmp = tmp_path_factory.mktemp("fan")
+    with _writer(tmp / "bundle", "fan-out") as w:
+        _start(w)
+        seed = w.put_payload(b"benchmark\n", "text/plain", "bench.txt")
+        w.append("individual", id="bench", kind="dataset", name="bench", payload=seed, **RUN)
+        cands = []
+        for i in range(FAN):
+            w.append("operator", id=f"op-{i}", op="mutate", parents=["bench"], **RUN)
+            w.append("fitness", id=f"fit-{i}", target="bench", evaluator={
+                "name": "judge", "version": "1"}, metric="m", score=float(i),
+                run="run-1", stream="eval-1")
+            cands.append(w.append("individual", id=f"cand-{i}", kind="program",
+                                  name=f"c{i}", produced_by=f"op-{i}", **RUN).id)
+        w.append("claim", id="claim-wide", name="wide", text="Every candidate ran.",
+                 evidence=cands, final=True,
+                 bindings=[{"evidence": c, "field": "#rows", "value": 1} for c in cands], **RUN)
+    return _build(tmp / "bundle", tmp / "site")
+
+
+def test_an_artifact_page_lists_at_most_max_listed_users_and_evaluations(fan_out: Path) -> None:
+    page = (fan_out / artifact_href("bench")).read_text("utf-8")
+    assert page.count('href="../artifacts/') - page.count('href="../artifacts/index') \
+        <= MAX_LISTED + 5
+    used = page.split('id="use-h"')[1]
+    assert used.count('<li><a href="../events/') == MAX_LISTED   # operators link to the log
+    assert used.count("<tr><td>") == MAX_LISTED                  # one row per evaluation
+    assert _more(page) == [FAN - MAX_LISTED, FAN - MAX_LISTED]  # evaluations, users
+
+
+def test_a_claim_page_lists_at_most_max_listed_bindings_and_evidence(fan_out: Path) -> None:
+    page = (fan_out / claim_href("claim-wide")).read_text("utf-8")
+    bindings = page.split('id="bind-h"')[1].split('id="paths-h"')[0]
+    assert bindings.count('<td><span class="stance') == MAX_LISTED
+    cited = bindings.split("<h3>Evidence cited</h3>")[1]
+    assert cited.count("<li>") == MAX_LISTED
+    assert _more(bindings) == [FAN - MAX_LISTED, FAN - MAX_LISTED]
+
+
+def test_short_lists_have_no_note(fan_out: Path) -> None:
+    page = (fan_out / artifact_href("cand-0")).read_text("utf-8")
+    assert "more-note" not in page and "wide" in page
+
+
+@pytest.fixture(scope="module")
+def amplified(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Phase ``wf-shared``: 40 evidence nodes citing the same 30 records of 2,000
+    characters.  Phase ``wf-budget``: 10 nodes citing 20 records each, all different
+    (400,000 characters, past a page's budget)."""
+    tmp = tmp_path_factory.mktemp("amp")
+    with _writer(tmp / "bundle", "amplification") as w:
+        _start(w)
+
+        def record(i: int) -> str:
+            return w.append("trace_record", id=f"rec-{i}", record_kind="message",
+                            source={"transcript": "t.jsonl", "line": i + 1},
+                            raw=f"<{i:05d}>" + "x" * 1993, **RUN).id
+
+        def node(name: str, records: list[str]) -> str:
+            return w.append("evidence_node", id=name, node_type="action", category="tool_call",
+                            label=name, records=records, **RUN).id
+
+        shared = [record(i) for i in range(30)]
+        w.append("workflow_node", id="wf-shared", phase="execute", label="shared",
+                 members=[node(f"node-{k}", shared) for k in range(40)], **RUN)
+        distinct = [record(i) for i in range(30, 230)]
+        w.append("workflow_node", id="wf-budget", phase="validate", label="distinct",
+                 members=[node(f"part-{j}", distinct[j * 20:(j + 1) * 20])
+                          for j in range(10)], **RUN)
+    return _build(tmp / "bundle", tmp / "site")
+
+
+def _raw_blocks(page: str) -> list[str]:
+    return [html.unescape(b) for b in re.findall(r'<pre class="raw">(.*?)</pre>', page, re.S)]
+
+
+def test_a_record_cited_by_every_node_is_shown_verbatim_once(amplified: Path) -> None:
+    page = (amplified / workflow_href("wf-shared")).read_text("utf-8")
+    raws = _raw_blocks(page)
+    assert [r[:7] for r in raws] == [f"<{i:05d}>" for i in range(RECORDS_PER_NODE)]
+    assert page.count("is shown verbatim under an earlier evidence node") \
+        == 39 * RECORDS_PER_NODE
+    # each node lists RECORDS_PER_NODE of its 30 records and says how many it left out
+    assert _more(page) == [30 - RECORDS_PER_NODE] * 40
+    assert len(page) < 2_000_000   # 40 x 30 x 2,000 characters of raw text before
+
+
+def test_past_the_raw_budget_records_are_links_to_their_events(amplified: Path) -> None:
+    page = (amplified / workflow_href("wf-budget")).read_text("utf-8")
+    raws = _raw_blocks(page)
+    fit = RAW_BUDGET // 2000
+    assert fit < 200, "the fixture must overrun the budget"
+    assert [r[:7] for r in raws] == [f"<{i:05d}>" for i in range(30, 30 + fit)]
+    assert sum(map(len, raws)) <= RAW_BUDGET
+    assert page.count("its text is not repeated here") == 200 - fit
+    assert _more(page) == []
