@@ -10,6 +10,7 @@ from bundler import layout
 from bundler.diagnostics import CODES, Diagnostic
 from bundler.graph.index import ClaimStatus
 from bundler.integrity.note import parse_verifier_key
+from bundler.model.events import ClaimEvent
 from bundler.render.markdown import render_markdown
 from bundler.render.pages.base import (
     STATUS_TEXT,
@@ -27,6 +28,8 @@ from bundler.reports import TRUST_TEXT
 
 #: The overview lists this many runs and streams; the event log has the rest.
 MAX_RUNS = 100
+#: Claims the overview lists in each group (needing attention, the others).
+MAX_CLAIMS = 200
 MAX_STREAMS = 300
 
 
@@ -96,10 +99,13 @@ def overview_page(ctx: BuildContext) -> Page:
     path = "index.html"
     rows = idx.claims_by_status()
     counts = Counter(s for _, s in rows)
-    attention = [{"ref": ctx.ref(c.id, path), "status": s, "final": c.final,
-                  "text": plain_text(c.text, 200)} for c, s in rows if s.attention]
-    others = [{"ref": ctx.ref(c.id, path), "status": s, "final": c.final,
-               "text": plain_text(c.text, 200)} for c, s in rows if not s.attention]
+    attention = [(c, s) for c, s in rows if s.attention]
+    others = [(c, s) for c, s in rows if not s.attention]
+
+    def shown(claims: list[tuple[ClaimEvent, ClaimStatus]]) -> list[dict[str, Any]]:
+        return [{"ref": ctx.ref(c.id, path), "status": s, "final": c.final,
+                 "text": plain_text(c.text, 200)} for c, s in claims[:MAX_CLAIMS]]
+
     meta = ctx.bundle.metadata
     graphs = []
     if idx.workflow_nodes:
@@ -112,8 +118,8 @@ def overview_page(ctx: BuildContext) -> Page:
     return Page(path, "pages/index.html", meta.title if meta else "Review bundle", "overview", {
         "description_html": render_markdown(meta.description) if meta and meta.description
         else None,
-        "attention": attention[:200], "attention_more": max(0, len(attention) - 200),
-        "others": others[:200], "others_more": max(0, len(others) - 200),
+        "attention": shown(attention), "attention_more": max(0, len(attention) - MAX_CLAIMS),
+        "others": shown(others), "others_more": max(0, len(others) - MAX_CLAIMS),
         "counts": [(s, counts[s], STATUS_TEXT[s]) for s in ClaimStatus if counts[s]],
         "runs": [{"r": r, "href": event_href(r.seq)} for r in idx.runs[:MAX_RUNS]],
         "runs_more": max(0, len(idx.runs) - MAX_RUNS),
