@@ -179,7 +179,7 @@ def main(argv: list[str] | None = None) -> int:
         log(f"measuring committed HEAD from {tree}")
         reexec_in(tree, args_list)
     compile_sources()
-    from bench import bench_browser, bench_incremental, bench_mkdocs
+    from bench import bench_browser, bench_incremental, bench_mkdocs, bench_shapes
 
     started = time.time()
     import bundler
@@ -224,6 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         return bench_browser.measure(site, max(runs, 5))
     section(f"Browser (headless Chromium, file://, {large:,}-event site)",
             guarded("browser", browser), results)
+
+    section("Hostile shapes (fan-out, shared records)", guarded(
+        "hostile shapes", lambda: bench_shapes.measure(1_000)), results)
 
     section("Incremental rebuild", guarded("incremental", lambda: bench_incremental.measure(
         small, runs)), results)

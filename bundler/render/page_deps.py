@@ -34,6 +34,10 @@ from bundler.render.pages.plan import PageTask
 TRACKED_KINDS = frozenset({"claim", "artifact", "phase", "events"})
 #: Value tokens of reads kept per process (then the memo starts over): about 10 MB.
 MEMO_SIZE = 50_000
+#: A value longer than this enters a page's digest as its own SHA-256.  Values grow
+#: with the bundle (the evaluations of an input every candidate is scored on), and
+#: each page that read one hashed it whole again: quadratic in the bundle.
+LONG_VALUE = 1_024
 
 #: Index mappings by the type of their values: events, lists of events, ids, lists of ids.
 _EVENT_MAPS = frozenset({"by_id", "streams", "individuals", "claims", "operators",
@@ -140,7 +144,9 @@ class PageDeps:
                     if read is None:
                         raise Uncacheable("a read that does not decode")
                     value = self.token(read)
-                    t = f"{len(value)}:{value}"
+                    # length-prefixed, or "H" and a digest: no token can pass for the other
+                    t = (f"{len(value)}:{value}" if len(value) <= LONG_VALUE else "H" +
+                         hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest())
                     if len(memo) >= MEMO_SIZE:
                         memo.clear()
                     memo[text] = t

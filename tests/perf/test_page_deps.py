@@ -17,13 +17,14 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bundler.author import BundleWriter
 from bundler.graph.index import BundleIndex, build_index
 from bundler.model.events import ClaimEvent, IndividualEvent
-from bundler.output.deps_file import deps_path
+from bundler.output.deps_file import deps_path, encode_read
 from bundler.render import chunks
 from bundler.render import page_deps as page_deps_mod
 from bundler.render.chunks import RenderJob
@@ -403,3 +404,33 @@ def test_a_rebuild_analyses_only_new_texts_for_near_duplicates(
     fresh = tmp_path / "fresh"
     build(grown, fresh, incremental=False)
     assert tree(site) == tree(fresh)
+
+
+def test_a_long_value_enters_each_page_digest_as_its_hash(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A value that grows with the bundle (every evaluation of a benchmark input) is
+    hashed once per process, not again for every page that read it, and a change
+    anywhere in it still changes the digest."""
+    values = {"long": "e" * 100_000, "short": "s"}
+    deps = page_deps_mod.PageDeps.__new__(page_deps_mod.PageDeps)
+    deps._memo = {}
+    monkeypatch.setattr(deps, "token", lambda read: values[read[1]])
+    hashed: list[int] = []
+    real = page_deps_mod.hashlib.sha256
+
+    def sha256(data: bytes) -> Any:
+        hashed.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(page_deps_mod.hashlib, "sha256", sha256)
+    reads = tuple(sorted(encode_read(("by_id", k)) for k in values))
+    first = deps.digest(reads)
+    assert deps.digest(reads) == first          # the second page: memo, short inputs only
+    assert sorted(hashed) == [68, 68, 100_000]  # the value once; each page digest 68 bytes
+    values["long"] = "e" * 99_999 + "f"
+    deps._memo.clear()
+    assert deps.digest(reads) != first
+    values["long"] = "e" * 100_000
+    values["short"] = "t"
+    deps._memo.clear()
+    assert deps.digest(reads) != first
