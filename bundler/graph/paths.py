@@ -16,6 +16,7 @@ from bundler.graph.index import BundleIndex
 from bundler.graph.tracking import query
 from bundler.model.events import (
     ClaimEvent,
+    EventBase,
     EvidenceNodeEvent,
     FitnessEvent,
     IndividualEvent,
@@ -240,6 +241,24 @@ def _gaps(idx: BundleIndex, g: EvidenceGraph) -> list[str]:
     return gaps
 
 
+def _ancestry(ev: EventBase | None, oid: str) -> Iterator[GEdge]:
+    """Edges (u -> oid) to what ``oid`` derives from, lazily: an operator may have
+    thousands of parents, and each of its products draws the same lineage graph."""
+    if isinstance(ev, IndividualEvent):
+        if ev.produced_by:
+            yield GEdge(ev.produced_by, oid, "produces")
+        if ev.supersedes:
+            yield GEdge(ev.supersedes, oid, "next version")
+        if isinstance(ev, ClaimEvent):
+            for d in ev.derived_from:
+                yield GEdge(d, oid, "derived")
+    elif isinstance(ev, OperatorEvent):
+        for p in ev.parents:
+            yield GEdge(p, oid, "uses")
+        if ev.steering:
+            yield GEdge(ev.steering, oid, "steers")
+
+
 def lineage_graph(idx: BundleIndex, root: str, *, max_nodes: int = 60) -> EvidenceGraph:
     """Ancestry through operators, earlier versions and earlier claims."""
     g = EvidenceGraph(root)
@@ -247,20 +266,10 @@ def lineage_graph(idx: BundleIndex, root: str, *, max_nodes: int = 60) -> Eviden
     queue = deque([root])
     while queue:
         cur = queue.popleft()
-        ev = idx.get(cur)
-        ups: list[GEdge] = []
-        if isinstance(ev, IndividualEvent):
-            if ev.produced_by:
-                ups.append(GEdge(ev.produced_by, cur, "produces"))
-            if ev.supersedes:
-                ups.append(GEdge(ev.supersedes, cur, "next version"))
-            if isinstance(ev, ClaimEvent):
-                ups += [GEdge(d, cur, "derived") for d in ev.derived_from]
-        elif isinstance(ev, OperatorEvent):
-            ups += [GEdge(p, cur, "uses") for p in ev.parents]
-            if ev.steering:
-                ups.append(GEdge(ev.steering, cur, "steers"))
-        for e in ups:
+        for i, e in enumerate(_ancestry(idx.get(cur), cur)):
+            if i >= MAX_UPSTREAM:
+                g.truncated = True
+                break
             if e.src not in g.nodes:
                 if len(g.nodes) >= max_nodes:
                     g.truncated = True

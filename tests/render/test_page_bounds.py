@@ -134,7 +134,7 @@ def test_a_record_cited_by_every_node_is_shown_verbatim_once(amplified: Path) ->
     page = (amplified / workflow_href("wf-shared")).read_text("utf-8")
     raws = _raw_blocks(page)
     assert [r[:7] for r in raws] == [f"<{i:05d}>" for i in range(RECORDS_PER_NODE)]
-    assert page.count("is shown verbatim under an earlier evidence node") \
+    assert page.count("is shown verbatim above, where this page first lists it") \
         == 39 * RECORDS_PER_NODE
     # each node lists RECORDS_PER_NODE of its 30 records and says how many it left out
     assert _more(page) == [30 - RECORDS_PER_NODE] * 40
