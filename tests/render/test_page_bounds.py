@@ -22,9 +22,10 @@ from fixtures.builders import StepClock, make_signer
 
 from bundler.author import BundleWriter
 from bundler.render.pages.base import MAX_LISTED
+from bundler.render.pages.events import DETAILS_PREVIEW
 from bundler.render.pages.workflow import RAW_BUDGET, RECORDS_PER_NODE
 from bundler.render.site import BuildOptions, build_site
-from bundler.render.urls import artifact_href, claim_href, workflow_href
+from bundler.render.urls import artifact_href, claim_href, event_page, workflow_href
 
 FAN = MAX_LISTED + 7
 RUN = {"run": "run-1", "stream": "agent-1"}
@@ -150,3 +151,21 @@ def test_past_the_raw_budget_records_are_links_to_their_events(amplified: Path) 
     assert sum(map(len, raws)) <= RAW_BUDGET
     assert page.count("its text is not repeated here") == 200 - fit
     assert _more(page) == []
+
+
+def test_an_event_log_page_cuts_long_recorded_details(tmp_path: Path) -> None:
+    """A page of the log shows 500 events, and an event's details may fill a 1 MiB line."""
+    with _writer(tmp_path / "bundle", "long details") as w:
+        _start(w)
+        w.append("operator", id="op-long", op="execute", params={"blob": "<b>" + "y" * 50_000},
+                 **RUN)
+        w.append("operator", id="op-short", op="execute", params={"k": "<i>"}, **RUN)
+    page = (_build(tmp_path / "bundle", tmp_path / "site") / event_page(0)).read_text("utf-8")
+    blocks = re.findall(r'<details class="event-extra">.*?</details>', page, re.S)
+    long, short = blocks
+    shown = re.search(r'<pre class="raw">(.*?)</pre>', long, re.S)
+    assert shown is not None and len(shown.group(1)) == DETAILS_PREVIEW
+    assert shown.group(1).startswith('{\n  "params": {\n    "blob": "\\u003cb\\u003eyyy')
+    assert "Truncated; the full event is line 4 of" in long
+    assert '<pre class="raw">{\n  "params": {\n    "k": "\\u003ci\\u003e"\n  }\n}</pre>' in short
+    assert "Truncated" not in short and "<b>" not in page and "<i>" not in page
