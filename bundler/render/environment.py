@@ -15,6 +15,7 @@ from typing import Any
 
 import jinja2
 import jinja2.bccache
+from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup, escape
 
 from bundler.errors import UsageError
@@ -112,7 +113,16 @@ def make_environment(user_theme: Path | None,
     env.filters["bytes"] = human_bytes
     env.globals["Markup"] = Markup
     env.globals["ref_link"] = ref_link
+    env.filters["json_preview"] = json_preview
     return env
+
+
+def json_preview(value: Any, limit: int) -> dict[str, Any]:
+    """``value`` as the ``tojson(indent=2)`` filter writes it, cut at ``limit`` characters
+    (``cut`` says whether it was).  That JSON holds no ``< > & '``, so any prefix of it
+    is safe HTML."""
+    text = str(htmlsafe_json_dumps(value, indent=2, sort_keys=True))
+    return {"text": Markup(text[:limit]), "cut": len(text) > limit}
 
 
 def ref_link(r: Any) -> Markup:

@@ -5,9 +5,6 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from jinja2.utils import htmlsafe_json_dumps
-from markupsafe import Markup
-
 from bundler.graph.index import fitness_value
 from bundler.model.events import (
     ArchiveEvent,
@@ -38,7 +35,9 @@ from bundler.verify.invariants import references
 
 RAW_PREVIEW = 4000
 #: Characters of an event's recorded details (attributes, params, ...) shown on its page
-#: of the log.  A line may hold 1 MiB and a page shows ``EVENTS_PER_PAGE`` events.
+#: of the log.  A line may hold 1 MiB and a page shows ``EVENTS_PER_PAGE`` events.  The
+#: template cuts them (``json_preview``): writing indented JSON leaves cyclic garbage,
+#: and this process makes pages with the collector paused.
 DETAILS_PREVIEW = 8000
 
 
@@ -114,9 +113,6 @@ def events_page(ctx: BuildContext, p: int) -> Page:
         for name in _extra_fields(type(ev)):
             if value := getattr(ev, name):
                 extra[name] = value
-        # what the template's ``tojson(indent=2)`` wrote; it holds no < > & ', so any
-        # prefix of it is safe HTML
-        details = str(htmlsafe_json_dumps(extra, indent=2, sort_keys=True)) if extra else ""
         rows.append({
             # the few fields shown, not the event: a helper process that renders the page
             # is sent its context, and unpickling 500 events took 11-22 ms, 20 times
@@ -131,15 +127,14 @@ def events_page(ctx: BuildContext, p: int) -> Page:
                                                         "workflow_node") else None,
             "raw": raw[:RAW_PREVIEW] if raw is not None else None,
             "raw_truncated": raw is not None and len(raw) > RAW_PREVIEW,
-            "extra": Markup(details[:DETAILS_PREVIEW]),
-            "extra_truncated": len(details) > DETAILS_PREVIEW,
+            "extra": extra,
         })
     first = chunk[0].seq if chunk else 0
     last = chunk[-1].seq if chunk else 0
     return Page(path, "pages/events.html", f"Events {first}–{last}", "events", {
         # no "of N": a page must not change when the log grows past it (appends
         # would otherwise re-render every page of the log)
-        "rows": rows, "page_no": p + 1,
+        "rows": rows, "page_no": p + 1, "details_preview": DETAILS_PREVIEW,
         "prev": event_page((p - 1) * EVENTS_PER_PAGE).removeprefix("events/") if p else None,
         "next": event_page((p + 1) * EVENTS_PER_PAGE).removeprefix("events/") if more else None,
     }, breadcrumbs=[("Overview", "index.html"), ("Events", "events/index.html"),
