@@ -69,10 +69,11 @@ class EvidenceGraph:
 #: steering) is followed: semantic edges and evaluations of distant ancestors
 #: add breadth without answering "what supports this claim".
 WIDE_DEPTH = 2
-#: Upstream edges looked at per node of an evidence graph.  A benchmark input that
-#: every candidate of a search is evaluated on has as many evaluations as there are
-#: candidates, and every claim citing it walked all of them to fill a graph of 40
-#: nodes: the build grew with the square of the bundle (10,000 evaluations, 102 s).
+#: Upstream edges looked at per node of an evidence or lineage graph.  A benchmark
+#: input that every candidate of a search is evaluated on has as many evaluations as
+#: there are candidates, and every claim citing it walked all of them to fill a graph
+#: of 40 nodes: the build grew with the square of the bundle (10,000 evaluations,
+#: 102 s).  An operator may likewise have thousands of parents.
 MAX_UPSTREAM = 200
 
 
