@@ -17,6 +17,7 @@ from bundler.render.pages.base import (
     BuildContext,
     Page,
     graph_spec,
+    listed,
     listing_path,
     page_slice,
     pager,
@@ -99,12 +100,12 @@ def overview_page(ctx: BuildContext) -> Page:
     path = "index.html"
     rows = idx.claims_by_status()
     counts = Counter(s for _, s in rows)
-    attention = [(c, s) for c, s in rows if s.attention]
-    others = [(c, s) for c, s in rows if not s.attention]
+    attention, attention_more = listed([(c, s) for c, s in rows if s.attention], MAX_CLAIMS)
+    others, others_more = listed([(c, s) for c, s in rows if not s.attention], MAX_CLAIMS)
 
     def shown(claims: list[tuple[ClaimEvent, ClaimStatus]]) -> list[dict[str, Any]]:
         return [{"ref": ctx.ref(c.id, path), "status": s, "final": c.final,
-                 "text": plain_text(c.text, 200)} for c, s in claims[:MAX_CLAIMS]]
+                 "text": plain_text(c.text, 200)} for c, s in claims]
 
     meta = ctx.bundle.metadata
     graphs = []
@@ -118,8 +119,8 @@ def overview_page(ctx: BuildContext) -> Page:
     return Page(path, "pages/index.html", meta.title if meta else "Review bundle", "overview", {
         "description_html": render_markdown(meta.description) if meta and meta.description
         else None,
-        "attention": shown(attention), "attention_more": max(0, len(attention) - MAX_CLAIMS),
-        "others": shown(others), "others_more": max(0, len(others) - MAX_CLAIMS),
+        "attention": shown(attention), "attention_more": attention_more,
+        "others": shown(others), "others_more": others_more,
         "counts": [(s, counts[s], STATUS_TEXT[s]) for s in ClaimStatus if counts[s]],
         "runs": [{"r": r, "href": event_href(r.seq)} for r in idx.runs[:MAX_RUNS]],
         "runs_more": max(0, len(idx.runs) - MAX_RUNS),

@@ -103,13 +103,13 @@ def steering_page(ctx: BuildContext) -> Page:
     for s in commands:
         applied = idx.applied_by.get(s.id, [])
         ops, ops_more = listed(applied, DERIVED_PER_COMMAND)
-        derived = [c for op in applied for c in idx.children.get(op, [])]
+        derived, derived_more = listed([c for op in applied for c in idx.children.get(op, [])],
+                                       DERIVED_PER_COMMAND)
         rows.append({"s": s, "href": event_href(s.seq), "issuer": s.issuer,
                      "stream": ctx.ref(s.stream, path),
                      "target": ctx.ref(s.target, path) if s.target else None,
                      "operators": ctx.refs(ops, path), "operators_more": ops_more,
-                     "derived": ctx.refs(derived[:DERIVED_PER_COMMAND], path),
-                     "derived_more": max(0, len(derived) - DERIVED_PER_COMMAND)})
+                     "derived": ctx.refs(derived, path), "derived_more": derived_more})
     return Page(path, "pages/steering.html", "Steering", "steering",
                 {"rows": rows, "rows_more": more},
                 breadcrumbs=[("Overview", "index.html"), ("Steering", None)])
