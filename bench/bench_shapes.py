@@ -9,7 +9,12 @@ the same records.  Each shape is built at N and at 10 N, in the same run:
   claims (each event small, so only the lists on the input's page grow);
 * **shared records**: one phase of N evidence nodes, each citing the same 30 trace
   records of 2,000 characters.  Before session 17, every node showed each record
-  verbatim: 200 nodes made a 91 MB page.
+  verbatim: 200 nodes made a 91 MB page;
+* **deep chain**: N artifacts, each derived from the one before, and a claim on every
+  tenth, derived from the claim before it (lineage and evidence graphs whose ancestry
+  is as long as the bundle);
+* **lattice**: one phase of N evidence nodes in layers of two, each linked to both nodes
+  of the next layer: 2^(N/2) paths from the first layer to the result a claim cites.
 
 The rows give the largest HTML page at 10 N against N (the search data, loaded
 lazily, is not a page; target: at most 1.10x, while the bundle grows about 10x) and
@@ -63,8 +68,46 @@ def _shared_records(w: BundleWriter, n: int) -> None:
              members=nodes, **RUN)
 
 
+def _deep_chain(w: BundleWriter, n: int) -> None:
+    ref = w.put_payload(b"seed program\n", "text/plain", "seed.txt")
+    w.append("individual", id="ind-0", kind="program", name="v0", payload=ref, **RUN)
+    for i in range(1, n):
+        w.append("operator", id=f"op-{i}", op="mutate", parents=[f"ind-{i - 1}"], **RUN)
+        w.append("individual", id=f"ind-{i}", kind="program", name=f"v{i}",
+                 produced_by=f"op-{i}", **RUN)
+        if i % 10 == 0:
+            w.append("claim", id=f"claim-{i}", name=f"v{i} is better", evidence=[f"ind-{i}"],
+                     text=f"v{i} improves on v{i - 10}.",
+                     derived_from=[f"claim-{i - 10}"] if i > 10 else [], **RUN)
+
+
+def _lattice(w: BundleWriter, n: int) -> None:
+    layers = n // 2
+    for layer in range(layers):
+        for k in range(2):
+            w.append("evidence_node", id=f"n-{layer}-{k}", node_type="action",
+                     category="tool_call", label=f"step {layer}.{k}", **RUN)
+            if layer:
+                for j in range(2):
+                    w.append("edge", id=f"e-{layer}-{j}-{k}", relation="informs",
+                             source=f"n-{layer - 1}-{j}", target=f"n-{layer}-{k}", **RUN)
+    ref = w.put_payload(b"result\n", "text/plain", "result.txt")
+    w.append("individual", id="result", kind="report", name="result", payload=ref, **RUN)
+    w.append("evidence_node", id="n-result", node_type="artifact", category="artifact",
+             label="result", individual="result", **RUN)
+    for k in range(2):
+        w.append("edge", id=f"e-result-{k}", relation="produces",
+                 source=f"n-{layers - 1}-{k}", target="n-result", **RUN)
+    w.append("workflow_node", id="wf-1", phase="execute", label="the whole session",
+             members=[f"n-{layer}-{k}" for layer in range(layers) for k in range(2)]
+             + ["n-result"], **RUN)
+    w.append("claim", id="claim-1", name="the result holds", evidence=["result"],
+             text="The result holds.", **RUN)
+
+
 SHAPES: dict[str, Callable[[BundleWriter, int], None]] = {
-    "fan-out": _fan_out, "shared records": _shared_records}
+    "fan-out": _fan_out, "shared records": _shared_records, "deep chain": _deep_chain,
+    "lattice": _lattice}
 
 
 def shape_bundle(name: str, n: int) -> Path:

@@ -21,11 +21,12 @@ import pytest
 from fixtures.builders import StepClock, make_signer
 
 from bundler.author import BundleWriter
-from bundler.render.pages.base import MAX_LISTED
+from bundler.render.pages.base import MAX_LISTED, PER_PAGE
 from bundler.render.pages.events import DETAILS_PREVIEW
-from bundler.render.pages.workflow import RAW_BUDGET, RECORDS_PER_NODE
+from bundler.render.pages.lists import RECORDS_PER_NODE
+from bundler.render.pages.workflow import RAW_BUDGET
 from bundler.render.site import BuildOptions, build_site
-from bundler.render.urls import artifact_href, claim_href, event_page, workflow_href
+from bundler.render.urls import artifact_href, claim_href, event_page, slug, workflow_href
 
 FAN = MAX_LISTED + 7
 RUN = {"run": "run-1", "stream": "agent-1"}
@@ -169,3 +170,101 @@ def test_an_event_log_page_cuts_long_recorded_details(tmp_path: Path) -> None:
     assert "Truncated; the full event is line 4 of" in long
     assert '<pre class="raw">{\n  "params": {\n    "k": "\\u003ci\\u003e"\n  }\n}</pre>' in short
     assert "Truncated" not in short and "<b>" not in page and "<i>" not in page
+
+
+# --- whole lists: a cut list links to pages that show all of it ------------------------
+
+def _list_rows(page: str) -> list[str]:
+    """The rows of a list page, as text, in order."""
+    body = page.split('<ol class="full-list"')[1].split("</ol>")[0]
+    return [html.unescape(re.sub(r"<[^>]+>", "", li)).strip()
+            for li in re.findall(r"<li>(.*?)</li>", body, re.S)]
+
+
+def _whole_list_links(page: str) -> list[str]:
+    return re.findall(r'class="more-note muted">And [\d,]+ more[^<]*<a href="([^"]+)">'
+                      r"see the whole list</a>", page)
+
+
+def test_each_cut_list_of_an_artifact_links_to_all_of_it(fan_out: Path) -> None:
+    page_path = artifact_href("bench")
+    page = (fan_out / page_path).read_text("utf-8")
+    links = _whole_list_links(page)
+    folder = page_path.removesuffix(".html")
+    assert links == [f"../{folder}/evaluations.html", f"../{folder}/used-by.html"]
+    evaluations = (fan_out / folder / "evaluations.html").read_text("utf-8")
+    assert _list_rows(evaluations) == [f"judge 1 m={i}" for i in range(FAN)]
+    users = (fan_out / folder / "used-by.html").read_text("utf-8")
+    assert _list_rows(users) == [f"mutate op-{i}" for i in range(FAN)]
+    assert '<ol class="full-list" start="1">' in users and 'class="pager"' not in users
+    # the page goes back to its object, and its links resolve from one folder deeper
+    assert f'href="../../{page_path}"' in users
+    assert 'href="../../events/page-0001.html#e' in users
+
+
+def test_the_cut_lists_of_a_claim_link_to_all_of_them(fan_out: Path) -> None:
+    page_path = claim_href("claim-wide")
+    folder = page_path.removesuffix(".html")
+    page = (fan_out / page_path).read_text("utf-8")
+    assert _whole_list_links(page) == [f"../{folder}/bindings.html", f"../{folder}/evidence.html"]
+    bindings = _list_rows((fan_out / folder / "bindings.html").read_text("utf-8"))
+    assert bindings == [f"c{i} #rows equals 1 · supports" for i in range(FAN)]
+    evidence = _list_rows((fan_out / folder / "evidence.html").read_text("utf-8"))
+    assert evidence == [f"c{i} cand-{i}" for i in range(FAN)]
+
+
+def test_lists_that_fit_get_no_pages(fan_out: Path) -> None:
+    assert not (fan_out / artifact_href("cand-0").removesuffix(".html")).exists()
+    lists = sorted(str(p.relative_to(fan_out)) for p in fan_out.glob("*/*/*.html"))
+    assert lists == sorted(f"{page.removesuffix('.html')}/{name}.html" for page, name in (
+        (artifact_href("bench"), "evaluations"), (artifact_href("bench"), "used-by"),
+        (claim_href("claim-wide"), "bindings"), (claim_href("claim-wide"), "evidence")))
+
+
+def test_an_evidence_nodes_cut_records_get_a_page(amplified: Path) -> None:
+    phase = (amplified / workflow_href("wf-shared")).read_text("utf-8")
+    links = _whole_list_links(phase)
+    assert len(links) == 40 and len(set(links)) == 40     # one per node, each its own
+    assert links[0] == "../workflow/nodes/" + slug("node-0") + "/records.html"
+    records = (amplified / "workflow" / links[0]).read_text("utf-8")
+    assert _list_rows(records) == [f"message (t.jsonl:{i + 1}) rec-{i}" for i in range(30)]
+    # the distinct phase's nodes cite 20 records each: nothing is cut, nothing linked
+    assert _whole_list_links((amplified / workflow_href("wf-budget")).read_text("utf-8")) == []
+
+
+@pytest.fixture(scope="module")
+def long_lists(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An input used by ``PER_PAGE + 3`` operators, and ``PER_PAGE + 2`` steering
+    commands: lists that take two pages of their own."""
+    tmp = tmp_path_factory.mktemp("long")
+    with _writer(tmp / "bundle", "long lists") as w:
+        _start(w)
+        w.append("individual", id="bench", kind="dataset", name="bench", **RUN)
+        for i in range(PER_PAGE + 3):
+            w.append("operator", id=f"op-{i}", op="mutate", parents=["bench"], **RUN)
+        for i in range(PER_PAGE + 2):
+            w.append("steering", id=f"cmd-{i}", command="pause", issuer="reviewer",
+                     text=f"command {i}", **RUN)
+    return _build(tmp / "bundle", tmp / "site")
+
+
+def test_a_list_longer_than_a_page_is_paginated(long_lists: Path) -> None:
+    folder = long_lists / artifact_href("bench").removesuffix(".html")
+    first = (folder / "used-by.html").read_text("utf-8")
+    second = (folder / "used-by-2.html").read_text("utf-8")
+    assert len(_list_rows(first)) == PER_PAGE
+    assert _list_rows(second) == [f"mutate op-{i}" for i in range(PER_PAGE, PER_PAGE + 3)]
+    assert f'<ol class="full-list" start="{PER_PAGE + 1}">' in second
+    assert 'href="used-by-2.html" rel="next"' in first
+    assert 'href="used-by.html" rel="prev"' in second
+    assert not (folder / "used-by-3.html").exists()
+
+
+def test_the_steering_timeline_is_paginated(long_lists: Path) -> None:
+    first = (long_lists / "steering.html").read_text("utf-8")
+    second = (long_lists / "steering-2.html").read_text("utf-8")
+    assert first.count('<li class="timeline-item">') == PER_PAGE
+    assert second.count('<li class="timeline-item">') == 2
+    assert "command 1000" in second and "command 1001" in second and "command 999" in first
+    assert 'href="steering-2.html" rel="next"' in first
+    assert not (long_lists / "steering-3.html").exists()

@@ -13,12 +13,12 @@ from bundler.render.pages.base import (
     Deferred,
     Page,
     graph_spec,
-    listed,
     listing_path,
     n_pages,
     page_slice,
     pager,
 )
+from bundler.render.pages.lists import cut
 from bundler.render.urls import artifact_href, event_href, payload_href, slug
 from bundler.render.viewer_jobs import ViewerJob
 from bundler.render.viewers import render_payload, viewer_category
@@ -142,15 +142,14 @@ def _artifact(ctx: BuildContext, art: IndividualEvent) -> Page:
                                  "artifact derives from.", page_path=path))
     producer = idx.operators.get(art.produced_by) if art.produced_by else None
     status = idx.payload_status(art)
-    fitness, fitness_more = listed(idx.fitness_by_target.get(art.id, []))
-    archive, archive_more = listed(idx.archive_memberships.get(art.id, []))
-    checks, checks_more = listed([e for e in idx.edges_out.get(art.id, [])
-                                  if e.relation == "checked_by"])
-    parents, parents_more = listed(producer.parents if producer else [])
-    used_by, used_by_more = listed(idx.used_by.get(art.id, []))
-    cited_by, cited_by_more = listed(idx.cited_by.get(art.id, []))
-    later, later_more = listed(idx.superseded_by.get(art.id, []))
-    trace, trace_more = listed(art.trace)
+    fitness, fitness_more, fitness_all = cut(ctx, "artifact", "evaluations", art, path)
+    archive, archive_more, archive_all = cut(ctx, "artifact", "archive-history", art, path)
+    checks, checks_more, checks_all = cut(ctx, "artifact", "checked-by", art, path)
+    parents, parents_more, parents_all = cut(ctx, "artifact", "parents", art, path)
+    used_by, used_by_more, used_by_all = cut(ctx, "artifact", "used-by", art, path)
+    cited_by, cited_by_more, cited_by_all = cut(ctx, "artifact", "cited-by", art, path)
+    later, later_more, later_all = cut(ctx, "artifact", "later-versions", art, path)
+    trace, trace_more, trace_all = cut(ctx, "artifact", "trace", art, path)
     return Page(path, "pages/artifact.html", art.name or art.id, "artifacts", {
         "art": art,
         "status": status,
@@ -159,24 +158,28 @@ def _artifact(ctx: BuildContext, art: IndividualEvent) -> Page:
                       "outcome": producer.outcome, "tool": producer.tool, "agent": producer.agent,
                       "stream": ctx.ref(producer.stream, path),
                       "parents": ctx.refs(parents, path), "parents_more": parents_more,
+                      "parents_all": parents_all,
                       "steering": ctx.ref(producer.steering, path) if producer.steering else None,
                       "summary": producer.summary}
                      if producer else None),
         "used_by": ctx.refs(used_by, path), "used_by_more": used_by_more,
+        "used_by_all": used_by_all,
         "cited_by": ctx.refs(cited_by, path), "cited_by_more": cited_by_more,
+        "cited_by_all": cited_by_all,
         "checks": [{"ref": ctx.ref(e.target, path), "inferred": e.provenance == "inferred",
                     "confidence": e.confidence} for e in checks],
-        "checks_more": checks_more,
+        "checks_more": checks_more, "checks_all": checks_all,
         "fitness": [{"id": f.id, "href": "../" + event_href(f.seq), "evaluator": f.evaluator.name,
                      "version": f.evaluator.version, "value": fitness_value(f), "note": f.note,
                      "verdict": f.verdict, "passed": f.passed} for f in fitness],
-        "fitness_more": fitness_more,
+        "fitness_more": fitness_more, "fitness_all": fitness_all,
         "archive": [{"archive": a.archive, "action": a.action, "reason": a.reason,
                      "time": a.time, "href": "../" + event_href(a.seq)} for a in archive],
-        "archive_more": archive_more,
+        "archive_more": archive_more, "archive_all": archive_all,
         "supersedes": ctx.ref(art.supersedes, path) if art.supersedes else None,
         "superseded_by": ctx.refs(later, path), "superseded_by_more": later_more,
-        "trace": ctx.refs(trace, path), "trace_more": trace_more,
+        "superseded_by_all": later_all,
+        "trace": ctx.refs(trace, path), "trace_more": trace_more, "trace_all": trace_all,
         "stream": ctx.ref(art.stream, path),
         "event_href": "../" + event_href(art.seq),
         "download_href": ("../" + payload_href(art.payload.digest)

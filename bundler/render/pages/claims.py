@@ -20,6 +20,7 @@ from bundler.render.pages.base import (
     page_slice,
     pager,
 )
+from bundler.render.pages.lists import cut
 from bundler.render.text import plain_text
 from bundler.render.urls import claim_href, event_href, slug
 
@@ -87,13 +88,13 @@ def _claim(ctx: BuildContext, claim: ClaimEvent, status: ClaimStatus) -> Page:
                          description="The claim, the evidence it cites, the operators that "
                          "produced or checked that evidence, down to source trace records.",
                          page_path=path)]
-    earlier, earlier_more = listed(claim.derived_from)
-    later, later_more = listed(idx.derived_claims.get(claim.id, []))
+    earlier, earlier_more, earlier_all = cut(ctx, "claim", "derived-from", claim, path)
+    later, later_more, later_all = cut(ctx, "claim", "derived-claims", claim, path)
     if len(lin.nodes) > 1:
         graphs.append(graph_spec(ctx, lin, name="lineage", title=f"Lineage of claim {claim.id}",
                                  description="Earlier drafts and claims this claim was "
                                  "derived from.", page_path=path))
-    judged, fitness_more = listed(idx.fitness_by_target.get(claim.id, []))
+    judged, fitness_more, fitness_all = cut(ctx, "claim", "evaluations", claim, path)
     fitness = [{
         "id": f.id, "href": "../" + event_href(f.seq), "evaluator": f.evaluator.name,
         "version": f.evaluator.version, "value": fitness_value(f), "verdict": f.verdict,
@@ -101,13 +102,14 @@ def _claim(ctx: BuildContext, claim: ClaimEvent, status: ClaimStatus) -> Page:
         "review_html": render_markdown(f.review) if f.review else None,
         "stream": ctx.ref(f.stream, path),
     } for f in judged]
-    shown_bindings, bindings_more = listed(claim.bindings)
+    shown_bindings, bindings_more, bindings_all = cut(ctx, "claim", "bindings", claim, path)
     bindings = [{"evidence": ctx.ref(b.evidence, path), "field": b.field, "value": b.value,
                  "comparison": b.comparison, "stance": b.stance, "note": b.note}
                 for b in shown_bindings]
-    evidence, evidence_more = listed(claim.evidence)
+    evidence, evidence_more, evidence_all = cut(ctx, "claim", "evidence", claim, path)
     inferred, inferred_more = listed([e for e in g.edges if e.inferred])
-    superseded_by, superseded_by_more = listed(idx.superseded_by.get(claim.id, []))
+    superseded_by, superseded_by_more, superseded_by_all = cut(
+        ctx, "claim", "later-versions", claim, path)
     return Page(path, "pages/claim.html", claim.name or claim.id, "claims", {
         "claim": claim,
         "status": status,
@@ -116,9 +118,10 @@ def _claim(ctx: BuildContext, claim: ClaimEvent, status: ClaimStatus) -> Page:
                       if (parent := idx.inherited_from(claim)) is not None
                       and status is not ClaimStatus.UNVERIFIED else None),
         "text_html": render_markdown(claim.text),
-        "fitness": fitness, "fitness_more": fitness_more,
-        "bindings": bindings, "bindings_more": bindings_more,
+        "fitness": fitness, "fitness_more": fitness_more, "fitness_all": fitness_all,
+        "bindings": bindings, "bindings_more": bindings_more, "bindings_all": bindings_all,
         "evidence": ctx.refs(evidence, path), "evidence_more": evidence_more,
+        "evidence_all": evidence_all,
         "paths": _path_rows(ctx, g, path),
         "paths_truncated": g.paths_truncated,
         "graph_truncated": g.truncated,
@@ -130,9 +133,11 @@ def _claim(ctx: BuildContext, claim: ClaimEvent, status: ClaimStatus) -> Page:
         "inferred_more": inferred_more,
         "only_inferred": g.only_inferred,
         "earlier": ctx.refs(earlier, path), "earlier_more": earlier_more,
-        "later": ctx.refs(later, path), "later_more": later_more,
+        "earlier_all": earlier_all,
+        "later": ctx.refs(later, path), "later_more": later_more, "later_all": later_all,
         "supersedes": ctx.ref(claim.supersedes, path) if claim.supersedes else None,
         "superseded_by": ctx.refs(superseded_by, path), "superseded_by_more": superseded_by_more,
+        "superseded_by_all": superseded_by_all,
         "producer": ctx.ref(claim.produced_by, path) if claim.produced_by else None,
         "stream": ctx.ref(claim.stream, path),
         "event_href": "../" + event_href(claim.seq),

@@ -10,16 +10,14 @@ from bundler.render.pages.base import (
     BuildContext,
     Page,
     graph_spec,
-    listed,
     listing_path,
     page_slice,
     pager,
 )
+from bundler.render.pages.lists import cut
 from bundler.render.urls import event_href
 
 MAX_LINEAGE_GRAPHS = 6
-#: Operators, and artifacts derived by them, listed under one steering command.
-DERIVED_PER_COMMAND = 50
 #: Archives per page of the lineage page (each shows up to 1,000 of its events).
 ARCHIVES_PER_PAGE = 20
 
@@ -95,21 +93,22 @@ def lineage_page(ctx: BuildContext, k: int = 0) -> Page:
                 breadcrumbs=[("Overview", "index.html"), ("Lineage", None)])
 
 
-def steering_page(ctx: BuildContext) -> Page:
+def steering_page(ctx: BuildContext, k: int = 0) -> Page:
+    """Page ``k`` of the steering timeline, ``PER_PAGE`` commands each."""
     idx = ctx.idx
-    path = "steering.html"
+    path = listing_path("steering.html", k)
     rows = []
-    commands, more = listed(idx.steering)
-    for s in commands:
-        applied = idx.applied_by.get(s.id, [])
-        ops, ops_more = listed(applied, DERIVED_PER_COMMAND)
-        derived, derived_more = listed([c for op in applied for c in idx.children.get(op, [])],
-                                       DERIVED_PER_COMMAND)
+    for s in page_slice(idx.steering, k):
+        ops, ops_more, ops_all = cut(ctx, "steering", "applied-by", s, path)
+        derived, derived_more, derived_all = cut(ctx, "steering", "derived", s, path)
         rows.append({"s": s, "href": event_href(s.seq), "issuer": s.issuer,
                      "stream": ctx.ref(s.stream, path),
                      "target": ctx.ref(s.target, path) if s.target else None,
                      "operators": ctx.refs(ops, path), "operators_more": ops_more,
-                     "derived": ctx.refs(derived, path), "derived_more": derived_more})
+                     "operators_all": ops_all,
+                     "derived": ctx.refs(derived, path), "derived_more": derived_more,
+                     "derived_all": derived_all})
     return Page(path, "pages/steering.html", "Steering", "steering",
-                {"rows": rows, "rows_more": more},
+                {"rows": rows, "pager": pager("steering.html", k, len(idx.steering),
+                                              "Steering pages")},
                 breadcrumbs=[("Overview", "index.html"), ("Steering", None)])

@@ -31,6 +31,7 @@ from bundler.render.pages.integrity import (
     shipped_payloads,
 )
 from bundler.render.pages.lineage import ARCHIVES_PER_PAGE, lineage_page, steering_page
+from bundler.render.pages.lists import list_page, long_lists
 from bundler.render.pages.workflow import PHASES_PER_PAGE, phase_page, workflow_index_page
 from bundler.render.urls import (
     EVENTS_PER_PAGE,
@@ -61,7 +62,8 @@ MAKERS: dict[str, Callable[[BuildContext, str], Page]] = {
     "workflow-index": lambda ctx, key: workflow_index_page(ctx, _k(key)),
     "phase": phase_page,
     "lineage": lambda ctx, key: lineage_page(ctx, _k(key)),
-    "steering": lambda ctx, _key: steering_page(ctx),
+    "steering": lambda ctx, key: steering_page(ctx, _k(key)),
+    "list": list_page,
     "events-index": lambda ctx, key: events_index_page(ctx, _k(key)),
     "events": lambda ctx, key: events_page(ctx, _k(key)),
     "integrity": lambda ctx, _key: integrity_page(ctx),
@@ -97,12 +99,16 @@ def plan_pages(ctx: BuildContext) -> list[PageTask]:
                       PHASES_PER_PAGE)
     tasks += [PageTask("phase", w, workflow_href(w)) for w in idx.workflow_nodes]
     tasks += _listing("lineage", "lineage.html", len(idx.archives), ARCHIVES_PER_PAGE)
-    tasks.append(PageTask("steering", "", "steering.html"))
+    tasks += _listing("steering", "steering.html", len(idx.steering))
     tasks += _listing("events-index", "events/index.html", n_events)
     tasks += [PageTask("events", str(p), event_page(p * EVENTS_PER_PAGE))
               for p in range(n_events)]
     tasks.append(PageTask("integrity", "", "integrity.html"))
     tasks += _listing("downloads", "downloads.html", len(ctx.bundle.payloads))
+    for owner, events in (("artifact", arts), ("claim", claims),
+                          ("phase", idx.workflow_nodes.values()),
+                          ("node", idx.evidence_nodes.values()), ("steering", idx.steering)):
+        tasks += [PageTask("list", key, path) for key, path in long_lists(idx, owner, events)]
     return tasks
 
 

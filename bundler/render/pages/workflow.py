@@ -23,6 +23,7 @@ from bundler.render.pages.base import (
     n_pages,
     pager,
 )
+from bundler.render.pages.lists import cut
 from bundler.render.urls import workflow_href
 
 MAX_EVIDENCE_NODES = 150
@@ -34,8 +35,6 @@ MAX_WORKFLOW_GRAPH_NODES = 400
 #: (its own page lists up to ``MAX_LISTED``).
 PHASES_PER_PAGE = 200
 MEMBERS_ON_INDEX = 50
-#: Trace records listed under one evidence node of a phase page.
-RECORDS_PER_NODE = 20
 #: Characters of raw trace records one phase page shows in all.  Evidence nodes may
 #: share records, and showing each record again under every node that cites it let a
 #: bundle of under 1 MB make a phase page of 90 MB; a record appears verbatim once,
@@ -168,12 +167,13 @@ def _phase(ctx: BuildContext, wf: WorkflowNodeEvent) -> Page:
     idx = ctx.idx
     path = workflow_href(wf.id)
     g = evidence_level_graph(ctx, wf)
-    shown, members_more = listed(wf.members)
+    shown, members_more, members_all = cut(ctx, "phase", "members", wf, path)
     members = []
     budget, seen = RAW_BUDGET, set()
     for m in shown:
         node = idx.evidence_nodes.get(m)
-        records, records_more = listed(node.records if node else [], RECORDS_PER_NODE)
+        records, records_more, records_all = (cut(ctx, "node", "records", node, path)
+                                              if node else ([], 0, None))
         rows = []
         for r in records:
             rec = idx.trace_records.get(r)
@@ -191,11 +191,12 @@ def _phase(ctx: BuildContext, wf: WorkflowNodeEvent) -> Page:
             "ref": ctx.ref(m, path),
             "category": node.category if node else "",
             "node_type": node.node_type if node else "",
-            "records": rows, "records_more": records_more,
+            "records": rows, "records_more": records_more, "records_all": records_all,
             "individual": ctx.ref(node.individual, path) if node and node.individual else None,
         })
     return Page(path, "pages/phase.html", f"{wf.phase}: {wf.label}", "workflow", {
-        "wf": wf, "members": members, "members_more": members_more, "truncated": g.truncated,
+        "wf": wf, "members": members, "members_more": members_more, "members_all": members_all,
+        "truncated": g.truncated,
     }, graphs=[graph_spec(ctx, g, name="evidence-level", title=f"Evidence graph of {wf.label}",
                           description=f"Evidence nodes of the {wf.phase} phase and their typed "
                           "semantic edges. Dashed edges were inferred.", page_path=path,

@@ -1,0 +1,260 @@
+"""Whole lists that object pages cut short, each on pages of its own.
+
+An object page shows at most ``MAX_LISTED`` items of any one list (see
+:mod:`bundler.render.pages.base`), because some lists grow with the bundle, not
+with the object: a benchmark input that every candidate of a search is scored
+on has as many evaluations and users as the search has candidates.  Cutting
+keeps every page small, but a reviewer auditing that input still has to be able
+to answer "which claims cite it?" completely.  So a cut list links to pages of
+its own that show all of it, ``PER_PAGE`` rows each, one line per item.
+
+Each list is defined once, in :data:`LISTS`.  The object page takes its first
+items from it (:func:`cut`), the planner asks it which lists need pages, and
+the list pages render it, so the three cannot disagree about what a list holds.
+A bundle with no list longer than its cut gets no list page at all.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bundler.graph.index import BundleIndex, fitness_value
+from bundler.model.events import (
+    ArchiveEvent,
+    ClaimEvent,
+    EdgeEvent,
+    EventBase,
+    EvidenceBinding,
+    EvidenceNodeEvent,
+    FitnessEvent,
+    IndividualEvent,
+    SteeringEvent,
+    WorkflowNodeEvent,
+)
+from bundler.render.pages.base import (
+    MAX_LISTED,
+    PER_PAGE,
+    BuildContext,
+    Page,
+    Ref,
+    listed,
+    listing_path,
+    n_pages,
+    page_slice,
+    pager,
+)
+from bundler.render.urls import artifact_href, claim_href, event_href, slug, workflow_href
+
+#: Items a row's text keeps of a free-text field (a note, a reason).
+DETAIL_CHARS = 160
+#: Commands' operators and derived artifacts shown on the steering page (each command
+#: is one row of a timeline, so its lists are cut shorter than an object page's).
+DERIVED_PER_COMMAND = 50
+#: Trace records listed under one evidence node on a phase page.
+RECORDS_PER_NODE = 20
+
+
+@dataclass(frozen=True)
+class Row:
+    """One item of a list page: an object (``ref``) or an event (``href``, ``label``)."""
+
+    ref: Ref | None = None
+    href: str | None = None
+    label: str = ""
+    detail: str = ""
+
+
+@dataclass(frozen=True)
+class LongList:
+    owner: str      # a key of OWNERS
+    name: str       # the list pages' file name
+    heading: str    # the heading the owner's page gives the list
+    items: Callable[[BundleIndex, Any], Sequence[Any]]
+    row: Callable[[BuildContext, Any, str], Row]
+    shown: int = MAX_LISTED   # how many the owner's page shows
+
+
+@dataclass(frozen=True)
+class Owner:
+    """Where the objects of one kind live in the site."""
+
+    noun: str                    # what the object is, as the page names it
+    folder: str                  # list pages go to <folder>/<slug(id)>/<list>.html
+    kind: type[EventBase]
+    section: tuple[str, str]     # (nav label, listing href): the breadcrumb above the object
+    nav: str                     # the nav key the page highlights
+    href: Callable[[BundleIndex, EventBase], str | None]   # the owner's own page
+
+
+def _clip(text: str | None) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= DETAIL_CHARS else text[:DETAIL_CHARS - 1] + "…"
+
+
+def _root(path: str) -> str:
+    return "../" * path.count("/")
+
+
+def _object(ctx: BuildContext, oid: str, path: str) -> Row:
+    """An object by its label, and its id when the label is not it: a thousand
+    operators may all be labelled "mutate"."""
+    ref = ctx.ref(oid, path)
+    return Row(ref=ref, detail=oid if ref.label != oid else "")
+
+
+def _fitness(ctx: BuildContext, f: FitnessEvent, path: str) -> Row:
+    return Row(href=_root(path) + event_href(f.seq),
+               label=f"{f.evaluator.name} {f.evaluator.version}".strip(),
+               detail=" · ".join(p for p in (fitness_value(f), _clip(f.note)) if p))
+
+
+def _archive(ctx: BuildContext, a: ArchiveEvent, path: str) -> Row:
+    way = "to" if a.action == "add" else "from"
+    return Row(href=_root(path) + event_href(a.seq), label=a.time,
+               detail=f"{a.action} {way} {a.archive}" + (f": {_clip(a.reason)}" if a.reason
+                                                         else ""))
+
+
+def _check(ctx: BuildContext, e: EdgeEvent, path: str) -> Row:
+    detail = ""
+    if e.provenance == "inferred":
+        detail = "inferred" + (f", confidence {e.confidence:.2f}" if e.confidence is not None
+                               else "")
+    return Row(ref=ctx.ref(e.target, path), detail=detail)
+
+
+def _binding(ctx: BuildContext, b: EvidenceBinding, path: str) -> Row:
+    said = " ".join(p for p in (b.field, b.comparison, _clip(str(b.value))
+                                if b.value is not None else "") if p)
+    return Row(ref=ctx.ref(b.evidence, path),
+               detail=" · ".join(p for p in (said, b.stance, _clip(b.note)) if p))
+
+
+def _record(ctx: BuildContext, rid: str, path: str) -> Row:
+    """A record by its label (its kind and source line), id, and parse error if any."""
+    row = _object(ctx, rid, path)
+    rec = ctx.idx.trace_records.get(rid)
+    error = _clip(rec.error) if rec is not None and rec.error else ""
+    return Row(ref=row.ref, detail=" · ".join(p for p in (row.detail, error) if p))
+
+
+def _producer_parents(idx: BundleIndex, art: IndividualEvent) -> Sequence[str]:
+    producer = idx.operators.get(art.produced_by) if art.produced_by else None
+    return producer.parents if producer is not None else []
+
+
+def _checks(idx: BundleIndex, ev: EventBase) -> list[EdgeEvent]:
+    return [e for e in idx.edges_out.get(ev.id, []) if e.relation == "checked_by"]
+
+
+def _derived(idx: BundleIndex, s: SteeringEvent) -> list[str]:
+    return [c for op in idx.applied_by.get(s.id, []) for c in idx.children.get(op, [])]
+
+
+def _node_phase(idx: BundleIndex, node: EventBase) -> str | None:
+    wf = idx.workflow_of_node.get(node.id)
+    return workflow_href(wf) if wf else None
+
+
+_WORKFLOW = ("Workflow", "workflow/index.html")
+OWNERS: dict[str, Owner] = {
+    "artifact": Owner("Artifact", "artifacts", IndividualEvent,
+                      ("Artifacts", "artifacts/index.html"), "artifacts",
+                      lambda idx, ev: artifact_href(ev.id)),
+    "claim": Owner("Claim", "claims", ClaimEvent, ("Claims", "claims/index.html"), "claims",
+                   lambda idx, ev: claim_href(ev.id)),
+    "phase": Owner("Workflow phase", "workflow", WorkflowNodeEvent, _WORKFLOW, "workflow",
+                   lambda idx, ev: workflow_href(ev.id)),
+    "node": Owner("Evidence node", "workflow/nodes", EvidenceNodeEvent, _WORKFLOW, "workflow",
+                  _node_phase),
+    "steering": Owner("Steering command", "steering", SteeringEvent,
+                      ("Steering", "steering.html"), "steering",
+                      lambda idx, ev: event_href(ev.seq)),
+}
+
+_LISTS: tuple[LongList, ...] = (
+    LongList("artifact", "evaluations", "Evaluations",
+             lambda idx, ev: idx.fitness_by_target.get(ev.id, []), _fitness),
+    LongList("artifact", "checked-by", "Checked by", _checks, _check),
+    LongList("artifact", "parents", "Parents", _producer_parents, _object),
+    LongList("artifact", "used-by", "Used by operators",
+             lambda idx, ev: idx.used_by.get(ev.id, []), _object),
+    LongList("artifact", "cited-by", "Cited by claims",
+             lambda idx, ev: idx.cited_by.get(ev.id, []), _object),
+    LongList("artifact", "later-versions", "Later versions",
+             lambda idx, ev: idx.superseded_by.get(ev.id, []), _object),
+    LongList("artifact", "trace", "Source trace records", lambda idx, ev: ev.trace, _object),
+    LongList("artifact", "archive-history", "Archive history",
+             lambda idx, ev: idx.archive_memberships.get(ev.id, []), _archive),
+    LongList("claim", "evaluations", "What checked it",
+             lambda idx, ev: idx.fitness_by_target.get(ev.id, []), _fitness),
+    LongList("claim", "bindings", "Evidence bindings", lambda idx, ev: ev.bindings, _binding),
+    LongList("claim", "evidence", "Evidence cited", lambda idx, ev: ev.evidence, _object),
+    LongList("claim", "derived-from", "Derived from", lambda idx, ev: ev.derived_from, _object),
+    LongList("claim", "derived-claims", "Claims derived from it",
+             lambda idx, ev: idx.derived_claims.get(ev.id, []), _object),
+    LongList("claim", "later-versions", "Later versions",
+             lambda idx, ev: idx.superseded_by.get(ev.id, []), _object),
+    LongList("phase", "members", "Evidence nodes", lambda idx, ev: ev.members, _object),
+    LongList("node", "records", "Trace records", lambda idx, ev: ev.records, _record,
+             RECORDS_PER_NODE),
+    LongList("steering", "applied-by", "Applied by",
+             lambda idx, ev: idx.applied_by.get(ev.id, []), _object, DERIVED_PER_COMMAND),
+    LongList("steering", "derived", "Derived downstream", _derived, _object,
+             DERIVED_PER_COMMAND),
+)
+LISTS: dict[tuple[str, str], LongList] = {(spec.owner, spec.name): spec for spec in _LISTS}
+
+
+def list_path(owner: str, oid: str, name: str, k: int = 0) -> str:
+    """Page ``k`` (0-based) of list ``name`` of object ``oid``, from the site root."""
+    return listing_path(f"{OWNERS[owner].folder}/{slug(oid)}/{name}.html", k)
+
+
+def cut(ctx: BuildContext, owner: str, name: str, ev: EventBase,
+        page_path: str) -> tuple[list[Any], int, str | None]:
+    """What the owner's page shows of a list: its first items, how many it leaves
+    out, and the link (relative to ``page_path``) to the whole list, if any is cut."""
+    spec = LISTS[owner, name]
+    shown, more = listed(spec.items(ctx.idx, ev), spec.shown)
+    return shown, more, (_root(page_path) + list_path(owner, ev.id, name) if more else None)
+
+
+def long_lists(idx: BundleIndex, owner: str,
+               events: Iterable[EventBase]) -> Iterator[tuple[str, str]]:
+    """``(task key, path)`` of every page of every cut list of ``events``."""
+    specs = [spec for spec in _LISTS if spec.owner == owner]
+    for ev in events:
+        for spec in specs:
+            total = len(spec.items(idx, ev))
+            if total > spec.shown:
+                for k in range(n_pages(total)):
+                    yield (f"{owner}/{spec.name}/{k}/{ev.id}",
+                           list_path(owner, ev.id, spec.name, k))
+
+
+def list_page(ctx: BuildContext, key: str) -> Page:
+    """One page of a whole list; ``key`` is ``owner/name/k/object id``."""
+    owner_kind, name, k_text, oid = key.split("/", 3)
+    spec, owner, k = LISTS[owner_kind, name], OWNERS[owner_kind], int(k_text)
+    ev = ctx.idx.get(oid)
+    if not isinstance(ev, owner.kind):
+        raise AssertionError(f"list page {key} names no {owner_kind}")
+    first = list_path(owner_kind, oid, name)
+    path = listing_path(first, k)
+    items = spec.items(ctx.idx, ev)
+    label = ctx.idx.label(oid)
+    home = owner.href(ctx.idx, ev)
+    return Page(path, "pages/list.html", f"{spec.heading}: {label}", owner.nav, {
+        "heading": spec.heading,
+        "owner": ctx.ref(oid, path),
+        "noun": owner.noun,
+        "owner_href": _root(path) + home if home else None,
+        "rows": [spec.row(ctx, item, path) for item in page_slice(items, k)],
+        "total": len(items),
+        "first": k * PER_PAGE + 1,
+        "pager": pager(first, k, len(items), f"{spec.heading} pages"),
+    }, breadcrumbs=[("Overview", "index.html"), owner.section, (label, home),
+                    (spec.heading, None)])
