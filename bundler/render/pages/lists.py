@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from bundler.graph.index import BundleIndex, fitness_value
 from bundler.model.events import (
@@ -140,6 +140,16 @@ def _record(ctx: BuildContext, rid: str, path: str) -> Row:
     return Row(ref=row.ref, detail=" · ".join(p for p in (row.detail, error) if p))
 
 
+def _indexed(mapping: str) -> Callable[[BundleIndex, EventBase], Sequence[Any]]:
+    """What the index mapping named ``mapping`` holds for the object (none: empty)."""
+    return lambda idx, ev: getattr(idx, mapping).get(ev.id, [])
+
+
+def _field(name: str) -> Callable[[BundleIndex, EventBase], Sequence[Any]]:
+    """A list the object's own event holds."""
+    return lambda idx, ev: cast(Sequence[Any], getattr(ev, name))
+
+
 def _producer_parents(idx: BundleIndex, art: IndividualEvent) -> Sequence[str]:
     producer = idx.operators.get(art.produced_by) if art.produced_by else None
     return producer.parents if producer is not None else []
@@ -175,33 +185,26 @@ OWNERS: dict[str, Owner] = {
 }
 
 _LISTS: tuple[LongList, ...] = (
-    LongList("artifact", "evaluations", "Evaluations",
-             lambda idx, ev: idx.fitness_by_target.get(ev.id, []), _fitness),
+    LongList("artifact", "evaluations", "Evaluations", _indexed("fitness_by_target"), _fitness),
     LongList("artifact", "checked-by", "Checked by", _checks, _check),
     LongList("artifact", "parents", "Parents", _producer_parents, _object),
-    LongList("artifact", "used-by", "Used by operators",
-             lambda idx, ev: idx.used_by.get(ev.id, []), _object),
-    LongList("artifact", "cited-by", "Cited by claims",
-             lambda idx, ev: idx.cited_by.get(ev.id, []), _object),
-    LongList("artifact", "later-versions", "Later versions",
-             lambda idx, ev: idx.superseded_by.get(ev.id, []), _object),
-    LongList("artifact", "trace", "Source trace records", lambda idx, ev: ev.trace, _object),
+    LongList("artifact", "used-by", "Used by operators", _indexed("used_by"), _object),
+    LongList("artifact", "cited-by", "Cited by claims", _indexed("cited_by"), _object),
+    LongList("artifact", "later-versions", "Later versions", _indexed("superseded_by"), _object),
+    LongList("artifact", "trace", "Source trace records", _field("trace"), _object),
     LongList("artifact", "archive-history", "Archive history",
-             lambda idx, ev: idx.archive_memberships.get(ev.id, []), _archive),
-    LongList("claim", "evaluations", "What checked it",
-             lambda idx, ev: idx.fitness_by_target.get(ev.id, []), _fitness),
-    LongList("claim", "bindings", "Evidence bindings", lambda idx, ev: ev.bindings, _binding),
-    LongList("claim", "evidence", "Evidence cited", lambda idx, ev: ev.evidence, _object),
-    LongList("claim", "derived-from", "Derived from", lambda idx, ev: ev.derived_from, _object),
-    LongList("claim", "derived-claims", "Claims derived from it",
-             lambda idx, ev: idx.derived_claims.get(ev.id, []), _object),
-    LongList("claim", "later-versions", "Later versions",
-             lambda idx, ev: idx.superseded_by.get(ev.id, []), _object),
-    LongList("phase", "members", "Evidence nodes", lambda idx, ev: ev.members, _object),
-    LongList("node", "records", "Trace records", lambda idx, ev: ev.records, _record,
-             RECORDS_PER_NODE),
-    LongList("steering", "applied-by", "Applied by",
-             lambda idx, ev: idx.applied_by.get(ev.id, []), _object, DERIVED_PER_COMMAND),
+             _indexed("archive_memberships"), _archive),
+    LongList("claim", "evaluations", "What checked it", _indexed("fitness_by_target"), _fitness),
+    LongList("claim", "bindings", "Evidence bindings", _field("bindings"), _binding),
+    LongList("claim", "evidence", "Evidence cited", _field("evidence"), _object),
+    LongList("claim", "derived-from", "Derived from", _field("derived_from"), _object),
+    LongList("claim", "derived-claims", "Later claims derived from it",
+             _indexed("derived_claims"), _object),
+    LongList("claim", "later-versions", "Superseded by", _indexed("superseded_by"), _object),
+    LongList("phase", "members", "Evidence nodes", _field("members"), _object),
+    LongList("node", "records", "Trace records", _field("records"), _record, RECORDS_PER_NODE),
+    LongList("steering", "applied-by", "Applied by", _indexed("applied_by"), _object,
+             DERIVED_PER_COMMAND),
     LongList("steering", "derived", "Derived downstream", _derived, _object,
              DERIVED_PER_COMMAND),
 )
@@ -245,16 +248,16 @@ def list_page(ctx: BuildContext, key: str) -> Page:
     first = list_path(owner_kind, oid, name)
     path = listing_path(first, k)
     items = spec.items(ctx.idx, ev)
-    label = ctx.idx.label(oid)
+    ref = ctx.ref(oid, path)
     home = owner.href(ctx.idx, ev)
-    return Page(path, "pages/list.html", f"{spec.heading}: {label}", owner.nav, {
+    return Page(path, "pages/list.html", f"{spec.heading}: {ref.label}", owner.nav, {
         "heading": spec.heading,
-        "owner": ctx.ref(oid, path),
+        "owner": ref,
         "noun": owner.noun,
         "owner_href": _root(path) + home if home else None,
         "rows": [spec.row(ctx, item, path) for item in page_slice(items, k)],
         "total": len(items),
         "first": k * PER_PAGE + 1,
         "pager": pager(first, k, len(items), f"{spec.heading} pages"),
-    }, breadcrumbs=[("Overview", "index.html"), owner.section, (label, home),
+    }, breadcrumbs=[("Overview", "index.html"), owner.section, (ref.label, home),
                     (spec.heading, None)])
