@@ -434,3 +434,55 @@ def test_a_long_value_enters_each_page_digest_as_its_hash(
     values["short"] = "t"
     deps._memo.clear()
     assert deps.digest(reads) != first
+
+
+@pytest.fixture()
+def short_lists(monkeypatch: pytest.MonkeyPatch) -> set[str]:
+    """Every cut list cut after its first item, so the 1k bundle has whole-list pages
+    (they exist only for lists longer than an object page shows); their file names."""
+    from dataclasses import replace
+
+    from bundler.render.pages import lists as lists_mod
+
+    monkeypatch.setattr(lists_mod, "LISTS", {k: replace(spec, shown=1)
+                                             for k, spec in lists_mod.LISTS.items()})
+    return {name for _, name in lists_mod.LISTS}
+
+
+def _list_pages(site: Path, names: set[str]) -> set[str]:
+    """The whole-list pages of ``site``: ``<folder>/<object>/<list>.html``."""
+    return {p for p in tree(site)
+            if p.count("/") >= 2 and p.rsplit("/", 1)[1].removesuffix(".html") in names}
+
+
+def test_whole_list_pages_are_carried_over_on_their_reads(
+        base: Path, tmp_path: Path, carried: Carried, short_lists: set[str]) -> None:
+    """An operator that uses an artifact whose users already fill a list page makes that
+    page again; the other list pages are carried over, and the site is the one a cold
+    build makes."""
+    with ExitStack() as stack:
+        idx = build_index(verify_bundle(base, VerifyOptions(), stack=stack).bundle)
+        target = next(i for i in idx.individuals.values()
+                      if not isinstance(i, ClaimEvent) and len(idx.used_by.get(i.id, [])) >= 2)
+
+    def use(w: BundleWriter, o: Old) -> None:
+        w.append("operator", id="t-op", run=o.run, stream=o.stream, op="late-mutate",
+                 parents=[target.id])
+
+    grown = _grown(base, tmp_path / "grown", use)
+    site = tmp_path / "site"
+    build(base, site)
+    before = _list_pages(site, short_lists)
+    touched = artifact_href(target.id).removesuffix(".html") + "/used-by.html"
+    assert touched in before and len(before) > 50
+    carried.paths.clear()
+    carried.made.clear()
+    build(grown, site)
+    fresh = tmp_path / "fresh"
+    build(grown, fresh, incremental=False)
+    assert tree(site) == tree(fresh)
+    assert carried.mismatched == []
+    assert touched in carried.made and touched not in carried.paths
+    assert "t-op" in (site / touched).read_text()
+    # every other list page of the old site was carried over on its reads
+    assert sorted(before - set(carried.paths)) == [touched]

@@ -228,7 +228,7 @@ def cut(ctx: BuildContext, owner: str, name: str, ev: EventBase,
 def long_lists(idx: BundleIndex, owner: str,
                events: Iterable[EventBase]) -> Iterator[tuple[str, str]]:
     """``(task key, path)`` of every page of every cut list of ``events``."""
-    specs = [spec for spec in _LISTS if spec.owner == owner]
+    specs = [spec for spec in LISTS.values() if spec.owner == owner]
     for ev in events:
         for spec in specs:
             total = len(spec.items(idx, ev))
