@@ -29,9 +29,9 @@ from bundler.render.pages.base import BuildContext
 from bundler.render.pages.plan import PageTask
 
 #: Pages made from lookups, so their reads say what they depend on: one object's
-#: page, a page of one of its whole lists, and a page of the log.  Listings, audit
-#: queries and the overview read whole collections.
-TRACKED_KINDS = frozenset({"claim", "artifact", "phase", "list", "events"})
+#: page, a page of one of its whole lists (an archive's too), and a page of the log.
+#: Listings, audit queries and the overview read whole collections.
+TRACKED_KINDS = frozenset({"claim", "artifact", "phase", "list", "archive-list", "events"})
 #: Value tokens of reads kept per process (then the memo starts over): about 10 MB.
 MEMO_SIZE = 50_000
 #: A value longer than this enters a page's digest as its own SHA-256.  Values grow

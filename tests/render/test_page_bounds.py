@@ -268,3 +268,57 @@ def test_the_steering_timeline_is_paginated(long_lists: Path) -> None:
     assert "command 1000" in second and "command 1001" in second and "command 999" in first
     assert 'href="steering-2.html" rel="next"' in first
     assert not (long_lists / "steering-3.html").exists()
+
+
+# --- archives: named by the bundle, cut on the lineage page, whole on pages of their own --
+
+ARCHIVE = "pareto/<front>"      # a "/" for the task key, a "<" for escaping
+
+
+@pytest.fixture(scope="module")
+def big_archive(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An archive of ``PER_PAGE + 5`` additions and one removal, and a small one."""
+    tmp = tmp_path_factory.mktemp("archive")
+    with _writer(tmp / "bundle", "big archive") as w:
+        _start(w)
+        for i in range(PER_PAGE + 5):
+            w.append("individual", id=f"cand-{i}", kind="program", name=f"c{i}", **RUN)
+            w.append("archive", id=f"arch-{i}", archive=ARCHIVE, action="add",
+                     member=f"cand-{i}",
+                     reason=f"front {i}", **RUN)
+        w.append("archive", id="arch-out", archive=ARCHIVE, action="remove", member="cand-3",
+                 reason="dominated", **RUN)
+        w.append("archive", id="arch-small", archive="small", action="add", member="cand-0",
+                 **RUN)
+    return _build(tmp / "bundle", tmp / "site")
+
+
+def test_the_lineage_page_cuts_an_archive_and_links_to_all_of_it(big_archive: Path) -> None:
+    page = (big_archive / "lineage.html").read_text("utf-8")
+    folder = f"lineage/{slug(ARCHIVE)}"
+    assert "&lt;front&gt;" in page and "<front>" not in page
+    # the count is of all current members, not of those shown
+    assert f"{PER_PAGE + 5} addition(s), 1 removal(s); {PER_PAGE + 4} current member(s)" in page
+    assert _whole_list_links(page) == [f"{folder}/members.html", f"{folder}/history.html"]
+    assert _more(page) == [PER_PAGE + 4 - 200, PER_PAGE + 6 - PER_PAGE]
+    assert page.count('<span class="tag action-') == PER_PAGE + 1    # and the small one's
+
+
+def test_an_archives_whole_lists_hold_every_item_in_order(big_archive: Path) -> None:
+    folder = big_archive / "lineage" / slug(ARCHIVE)
+    history = [*_list_rows((folder / "history.html").read_text("utf-8")),
+               *_list_rows((folder / "history-2.html").read_text("utf-8"))]
+    added = [f"c{i} cand-{i} · front {i}" for i in range(PER_PAGE + 5)]
+    assert [re.sub(r"^\S+ (add|remove) ", "", row) for row in history] == [
+        *added, "c3 cand-3 · dominated"]
+    assert all(row.split()[1] == "add" for row in history[:-1])
+    assert history[-1].split()[1] == "remove"
+    members = [*_list_rows((folder / "members.html").read_text("utf-8")),
+               *_list_rows((folder / "members-2.html").read_text("utf-8"))]
+    assert members == [f"c{i} cand-{i}" for i in range(PER_PAGE + 5) if i != 3]
+    second = (folder / "members-2.html").read_text("utf-8")
+    assert f'<ol class="full-list" start="{PER_PAGE + 1}">' in second
+    assert 'href="../../lineage.html">lineage page</a>' in second
+    assert 'href="../../artifacts/' in second and "&lt;front&gt;" in second
+    # the small archive fits on the lineage page: no pages of its own
+    assert sorted(p.name for p in (big_archive / "lineage").iterdir()) == [slug(ARCHIVE)]

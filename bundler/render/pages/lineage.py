@@ -14,11 +14,12 @@ from bundler.render.pages.base import (
     page_slice,
     pager,
 )
-from bundler.render.pages.lists import cut
+from bundler.render.pages.lists import archive_cut, current_members, cut
 from bundler.render.urls import event_href
 
 MAX_LINEAGE_GRAPHS = 6
-#: Archives per page of the lineage page (each shows up to 1,000 of its events).
+#: Archives per page of the lineage page (each shows up to ``ARCHIVE_EVENTS_SHOWN`` of
+#: its events and ``ARCHIVE_MEMBERS_SHOWN`` members, then links to the whole lists).
 ARCHIVES_PER_PAGE = 20
 
 
@@ -36,16 +37,6 @@ def best_candidates(idx: BundleIndex, limit: int) -> list[tuple[str, FitnessEven
                                                   if kv[1].higher_is_better
                                                   else (kv[1].score or 0.0), kv[1].seq))
     return ranked[:limit]
-
-
-def current_members(idx: BundleIndex, archive: str) -> list[str]:
-    members: dict[str, None] = {}
-    for a in idx.archives.get(archive, []):
-        if a.action == "add":
-            members[a.member] = None
-        else:
-            members.pop(a.member, None)
-    return list(members)
 
 
 def lineage_page(ctx: BuildContext, k: int = 0) -> Page:
@@ -76,15 +67,18 @@ def lineage_page(ctx: BuildContext, k: int = 0) -> Page:
     names = ctx.memo("archive-names", lambda: sorted(idx.archives))
     for name in page_slice(names, k, ARCHIVES_PER_PAGE):
         events = idx.archives[name]
+        shown, more, _n, history_all = archive_cut(ctx, name, "history", path)
+        members, members_more, n_members, members_all = archive_cut(ctx, name, "members", path)
         archives.append({
             "name": name,
             "events": [{"seq": a.seq, "time": a.time, "action": a.action,
                         "member": ctx.ref(a.member, path), "reason": a.reason,
-                        "href": event_href(a.seq)} for a in events[:1000]],
-            "more": max(0, len(events) - 1000),
+                        "href": event_href(a.seq)} for a in shown],
+            "more": more, "all": history_all,
             "adds": sum(1 for a in events if a.action == "add"),
             "removes": sum(1 for a in events if a.action == "remove"),
-            "current": ctx.refs(current_members(idx, name)[:200], path),
+            "current": ctx.refs(members, path), "n_current": n_members,
+            "current_more": members_more, "current_all": members_all,
         })
     return Page(path, "pages/lineage.html", "Lineage and archives", "lineage",
                 {"items": items, "archives": archives,

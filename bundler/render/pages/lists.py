@@ -12,6 +12,10 @@ Each list is defined once, in :data:`LISTS`.  The object page takes its first
 items from it (:func:`cut`), the planner asks it which lists need pages, and
 the list pages render it, so the three cannot disagree about what a list holds.
 A bundle with no list longer than its cut gets no list page at all.
+
+Archives are the one kind of object named by the bundle rather than by an
+event, so their two lists (the history and the current members, cut on the
+lineage page) are defined apart, in :data:`ARCHIVE_LISTS`, under the same rules.
 """
 
 from __future__ import annotations
@@ -58,7 +62,8 @@ RECORDS_PER_NODE = 20
 
 @dataclass(frozen=True)
 class Row:
-    """One item of a list page: an object (``ref``) or an event (``href``, ``label``)."""
+    """One item of a list page: an object (``ref``), an event (``href``, ``label``), or
+    an event about an object (both, the event first)."""
 
     ref: Ref | None = None
     href: str | None = None
@@ -255,9 +260,100 @@ def list_page(ctx: BuildContext, key: str) -> Page:
         "owner": ref,
         "noun": owner.noun,
         "owner_href": _root(path) + home if home else None,
+        "owner_page": None,    # "page of <label>"
         "rows": [spec.row(ctx, item, path) for item in page_slice(items, k)],
         "total": len(items),
         "first": k * PER_PAGE + 1,
         "pager": pager(first, k, len(items), f"{spec.heading} pages"),
     }, breadcrumbs=[("Overview", "index.html"), owner.section, (ref.label, home),
                     (spec.heading, None)])
+
+
+# ------------------------------------------------------------------ archives
+
+#: Events and current members of one archive that the lineage page shows.
+ARCHIVE_EVENTS_SHOWN = 1_000
+ARCHIVE_MEMBERS_SHOWN = 200
+
+
+def current_members(idx: BundleIndex, archive: str) -> list[str]:
+    """The archive's members after its last event, in the order they (last) joined."""
+    members: dict[str, None] = {}
+    for a in idx.archives.get(archive, []):
+        if a.action == "add":
+            members[a.member] = None
+        else:
+            members.pop(a.member, None)
+    return list(members)
+
+
+def _history_row(ctx: BuildContext, a: ArchiveEvent, path: str) -> Row:
+    member = _object(ctx, a.member, path)
+    return Row(ref=member.ref, href=_root(path) + event_href(a.seq),
+               label=f"{a.time} {a.action}",
+               detail=" · ".join(p for p in (member.detail, _clip(a.reason)) if p))
+
+
+def _member_row(ctx: BuildContext, oid: str, path: str) -> Row:
+    return _object(ctx, oid, path)
+
+
+#: name -> (heading, items, row, shown on the lineage page)
+ARCHIVE_LISTS: dict[str, tuple[str, Callable[[BundleIndex, str], Sequence[Any]],
+                               Callable[[BuildContext, Any, str], Row], int]] = {
+    "history": ("History", lambda idx, name: idx.archives.get(name, []), _history_row,
+                ARCHIVE_EVENTS_SHOWN),
+    "members": ("Current members", current_members, _member_row, ARCHIVE_MEMBERS_SHOWN),
+}
+
+
+def archive_list_path(archive: str, name: str, k: int = 0) -> str:
+    return listing_path(f"lineage/{slug(archive)}/{name}.html", k)
+
+
+def archive_cut(ctx: BuildContext, archive: str, name: str,
+                page_path: str) -> tuple[list[Any], int, int, str | None]:
+    """What the lineage page shows of an archive's list: its first items, how many
+    it leaves out, how many there are, and the link to the whole list if it is cut."""
+    _heading, items_of, _row, shown = ARCHIVE_LISTS[name]
+    items = items_of(ctx.idx, archive)
+    first, more = listed(items, shown)
+    return (first, more, len(items),
+            _root(page_path) + archive_list_path(archive, name) if more else None)
+
+
+def long_archive_lists(idx: BundleIndex, names: Sequence[str],
+                       per_lineage_page: int) -> Iterator[tuple[str, str]]:
+    """``(task key, path)`` of every page of every cut archive list; ``names``: the
+    archives in the lineage page's order, ``per_lineage_page`` of them a page."""
+    for i, archive in enumerate(names):
+        for name, (_heading, items_of, _row, shown) in ARCHIVE_LISTS.items():
+            total = len(items_of(idx, archive))
+            if total > shown:
+                for k in range(n_pages(total)):
+                    yield (f"{name}/{k}/{i // per_lineage_page}/{archive}",
+                           archive_list_path(archive, name, k))
+
+
+def archive_list_page(ctx: BuildContext, key: str) -> Page:
+    """One page of an archive's whole list; ``key`` is ``name/k/lineage page/archive``
+    (the lineage page that shows the archive is in the key so that the page reads
+    only this archive's entries)."""
+    name, k_text, home_text, archive = key.split("/", 3)
+    heading, items_of, row, _shown = ARCHIVE_LISTS[name]
+    k, home = int(k_text), listing_path("lineage.html", int(home_text))
+    first = archive_list_path(archive, name)
+    path = listing_path(first, k)
+    items = items_of(ctx.idx, archive)
+    return Page(path, "pages/list.html", f"{heading}: archive {archive}", "lineage", {
+        "heading": heading,
+        "owner": {"id": archive, "label": archive},
+        "noun": "Archive",
+        "owner_href": _root(path) + home,
+        "owner_page": "lineage page",
+        "rows": [row(ctx, item, path) for item in page_slice(items, k)],
+        "total": len(items),
+        "first": k * PER_PAGE + 1,
+        "pager": pager(first, k, len(items), f"{heading} pages"),
+    }, breadcrumbs=[("Overview", "index.html"), ("Lineage", home), (archive, None),
+                    (heading, None)])

@@ -31,7 +31,7 @@ from bundler.render.pages.integrity import (
     shipped_payloads,
 )
 from bundler.render.pages.lineage import ARCHIVES_PER_PAGE, lineage_page, steering_page
-from bundler.render.pages.lists import list_page, long_lists
+from bundler.render.pages.lists import archive_list_page, list_page, long_archive_lists, long_lists
 from bundler.render.pages.workflow import PHASES_PER_PAGE, phase_page, workflow_index_page
 from bundler.render.urls import (
     EVENTS_PER_PAGE,
@@ -64,6 +64,7 @@ MAKERS: dict[str, Callable[[BuildContext, str], Page]] = {
     "lineage": lambda ctx, key: lineage_page(ctx, _k(key)),
     "steering": lambda ctx, key: steering_page(ctx, _k(key)),
     "list": list_page,
+    "archive-list": archive_list_page,
     "events-index": lambda ctx, key: events_index_page(ctx, _k(key)),
     "events": lambda ctx, key: events_page(ctx, _k(key)),
     "integrity": lambda ctx, _key: integrity_page(ctx),
@@ -109,6 +110,8 @@ def plan_pages(ctx: BuildContext) -> list[PageTask]:
                           ("phase", idx.workflow_nodes.values()),
                           ("node", idx.evidence_nodes.values()), ("steering", idx.steering)):
         tasks += [PageTask("list", key, path) for key, path in long_lists(idx, owner, events)]
+    tasks += [PageTask("archive-list", key, path) for key, path in
+              long_archive_lists(idx, sorted(idx.archives), ARCHIVES_PER_PAGE)]
     return tasks
 
 
