@@ -516,10 +516,31 @@ def test_ctrl_c_during_in_process_rendering_is_one_clean_message(
         synth_3k: Path, tmp_path: Path) -> None:
     """Ctrl-C reaches the terminal's process group: the build says "interrupted" once,
     exits 130, leaves no helper behind and no traceback (the helpers, in a session of
-    their own, are not interrupted half-way through starting)."""
-    out = tmp_path / "site"
+    their own, are not interrupted half-way through starting).
+
+    On a loaded machine this test's process can be held up long enough for the build
+    to finish before the signal is sent; such a lost race (exit 0 with the site in
+    place) is run again.  A build that ignored Ctrl-C would lose every time."""
+    for _attempt in range(3):
+        outcome = _interrupt_while_rendering(synth_3k, tmp_path / "site")
+        if outcome is not None:
+            break
+        shutil.rmtree(tmp_path / "site")
+    assert outcome is not None, "the build finished before each of three Ctrl-Cs"
+    returncode, stderr, started = outcome
+    assert returncode == 130
+    assert stderr == "review-bundler: interrupted"
+    assert not (tmp_path / "site").exists()
+    for pid in started:
+        assert not Path(f"/proc/{pid}").exists() or \
+            (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z")
+
+
+def _interrupt_while_rendering(bundle: Path, out: Path) -> tuple[int, str, list[int]] | None:
+    """(exit status, stderr, helper pids) of a build sent SIGINT once both graph
+    helpers run; None if the build had already finished when it was sent."""
     env = dict(os.environ, REVIEW_BUNDLER_MEMORY_MIB="1")
-    proc = subprocess.Popen([sys.executable, "-m", "bundler", "build", str(synth_3k), "-o",
+    proc = subprocess.Popen([sys.executable, "-m", "bundler", "build", str(bundle), "-o",
                              str(out), "-q", "--no-cache"], env=env, start_new_session=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
@@ -544,12 +565,9 @@ def test_ctrl_c_during_in_process_rendering_is_one_clean_message(
     assert len(started) == workers.LAYOUTS_IN_FLIGHT
     os.killpg(proc.pid, signal.SIGINT)
     _, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130
-    assert stderr.decode().strip() == "review-bundler: interrupted"
-    assert not out.exists()
-    for pid in started:
-        assert not Path(f"/proc/{pid}").exists() or \
-            (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "Z")
+    if proc.returncode == 0 and out.is_dir() and not stderr:
+        return None
+    return proc.returncode, stderr.decode().strip(), started
 
 
 def test_graph_helpers_never_import_from_the_working_directory(
