@@ -181,6 +181,15 @@ def _list_rows(page: str) -> list[str]:
             for li in re.findall(r"<li>(.*?)</li>", body, re.S)]
 
 
+def _table_rows(page: str) -> list[list[str]]:
+    """The rows of a whole list shown as a table, each its cells as text, in order
+    (the row number first)."""
+    body = page.split('<table class="listing full-table">')[1].split("</tbody>")[0]
+    return [[html.unescape(re.sub(r"<[^>]+>", "", td)).strip()
+             for td in re.findall(r"<td[^>]*>(.*?)</td>", tr, re.S)]
+            for tr in re.findall(r"<tr><td class=\"num\">.*?</tr>", body, re.S)]
+
+
 def _whole_list_links(page: str) -> list[str]:
     return re.findall(r'class="more-note muted">And [\d,]+ more[^<]*<a href="([^"]+)">'
                       r"see the whole list</a>", page)
@@ -193,7 +202,9 @@ def test_each_cut_list_of_an_artifact_links_to_all_of_it(fan_out: Path) -> None:
     folder = page_path.removesuffix(".html")
     assert links == [f"../{folder}/evaluations.html", f"../{folder}/used-by.html"]
     evaluations = (fan_out / folder / "evaluations.html").read_text("utf-8")
-    assert _list_rows(evaluations) == [f"judge 1 m={i}" for i in range(FAN)]
+    assert _table_rows(evaluations) == [[str(i + 1), "judge", "1", f"m={i}", ""]
+                                        for i in range(FAN)]
+    assert "<th scope=\"col\">Evaluator</th>" in evaluations
     users = (fan_out / folder / "used-by.html").read_text("utf-8")
     assert _list_rows(users) == [f"mutate op-{i}" for i in range(FAN)]
     assert '<ol class="full-list" start="1">' in users and 'class="pager"' not in users
@@ -207,8 +218,9 @@ def test_the_cut_lists_of_a_claim_link_to_all_of_them(fan_out: Path) -> None:
     folder = page_path.removesuffix(".html")
     page = (fan_out / page_path).read_text("utf-8")
     assert _whole_list_links(page) == [f"../{folder}/bindings.html", f"../{folder}/evidence.html"]
-    bindings = _list_rows((fan_out / folder / "bindings.html").read_text("utf-8"))
-    assert bindings == [f"c{i} #rows equals 1 · supports" for i in range(FAN)]
+    bindings = _table_rows((fan_out / folder / "bindings.html").read_text("utf-8"))
+    assert bindings == [[str(i + 1), f"c{i}", "#rows", "equals", "1", "supports", ""]
+                        for i in range(FAN)]
     evidence = _list_rows((fan_out / folder / "evidence.html").read_text("utf-8"))
     assert evidence == [f"c{i} cand-{i}" for i in range(FAN)]
 
@@ -306,13 +318,12 @@ def test_the_lineage_page_cuts_an_archive_and_links_to_all_of_it(big_archive: Pa
 
 def test_an_archives_whole_lists_hold_every_item_in_order(big_archive: Path) -> None:
     folder = big_archive / "lineage" / slug(ARCHIVE)
-    history = [*_list_rows((folder / "history.html").read_text("utf-8")),
-               *_list_rows((folder / "history-2.html").read_text("utf-8"))]
-    added = [f"c{i} cand-{i} · front {i}" for i in range(PER_PAGE + 5)]
-    assert [re.sub(r"^\S+ (add|remove) ", "", row) for row in history] == [
-        *added, "c3 cand-3 · dominated"]
-    assert all(row.split()[1] == "add" for row in history[:-1])
-    assert history[-1].split()[1] == "remove"
+    history = [*_table_rows((folder / "history.html").read_text("utf-8")),
+               *_table_rows((folder / "history-2.html").read_text("utf-8"))]
+    added = [[str(i + 1), "add", f"c{i}", f"front {i}"] for i in range(PER_PAGE + 5)]
+    assert [[n, action, member, reason] for n, _time, action, member, reason in history] == [
+        *added, [str(PER_PAGE + 6), "remove", "c3", "dominated"]]
+    assert 'href="../../events/page-0001.html#e' in (folder / "history.html").read_text("utf-8")
     members = [*_list_rows((folder / "members.html").read_text("utf-8")),
                *_list_rows((folder / "members-2.html").read_text("utf-8"))]
     assert members == [f"c{i} cand-{i}" for i in range(PER_PAGE + 5) if i != 3]

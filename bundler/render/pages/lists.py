@@ -61,14 +61,25 @@ RECORDS_PER_NODE = 20
 
 
 @dataclass(frozen=True)
+class Cell:
+    """One cell of a tabular list: an object's link (``ref``), or text, linked or not."""
+
+    text: str = ""
+    href: str | None = None
+    ref: Ref | None = None
+
+
+@dataclass(frozen=True)
 class Row:
     """One item of a list page: an object (``ref``), an event (``href``, ``label``), or
-    an event about an object (both, the event first)."""
+    an event about an object (both, the event first); or, in a list with columns, its
+    ``cells``."""
 
     ref: Ref | None = None
     href: str | None = None
     label: str = ""
     detail: str = ""
+    cells: tuple[Cell, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,8 @@ class LongList:
     items: Callable[[BundleIndex, Any], Sequence[Any]]
     row: Callable[[BuildContext, Any, str], Row]
     shown: int = MAX_LISTED   # how many the owner's page shows
+    #: column headings of a list the owner's page shows as a table (its rows have cells)
+    columns: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -109,17 +122,21 @@ def _object(ctx: BuildContext, oid: str, path: str) -> Row:
     return Row(ref=ref, detail=oid if ref.label != oid else "")
 
 
+#: The columns of the object pages' tables, which the whole lists repeat.
+FITNESS_COLUMNS = ("Evaluator", "Version", "Result", "Note")
+BINDING_COLUMNS = ("Evidence", "Field", "Comparison", "Value", "Stance", "Note")
+HISTORY_COLUMNS = ("Time", "Action", "Archive", "Reason")
+MEMBERSHIP_COLUMNS = ("Time", "Action", "Member", "Reason")
+
+
 def _fitness(ctx: BuildContext, f: FitnessEvent, path: str) -> Row:
-    return Row(href=_root(path) + event_href(f.seq),
-               label=f"{f.evaluator.name} {f.evaluator.version}".strip(),
-               detail=" · ".join(p for p in (fitness_value(f), _clip(f.note)) if p))
+    return Row(cells=(Cell(f.evaluator.name, _root(path) + event_href(f.seq)),
+                      Cell(f.evaluator.version), Cell(fitness_value(f)), Cell(_clip(f.note))))
 
 
 def _archive(ctx: BuildContext, a: ArchiveEvent, path: str) -> Row:
-    way = "to" if a.action == "add" else "from"
-    return Row(href=_root(path) + event_href(a.seq), label=a.time,
-               detail=f"{a.action} {way} {a.archive}" + (f": {_clip(a.reason)}" if a.reason
-                                                         else ""))
+    return Row(cells=(Cell(a.time, _root(path) + event_href(a.seq)), Cell(a.action),
+                      Cell(a.archive), Cell(_clip(a.reason))))
 
 
 def _check(ctx: BuildContext, e: EdgeEvent, path: str) -> Row:
@@ -131,10 +148,10 @@ def _check(ctx: BuildContext, e: EdgeEvent, path: str) -> Row:
 
 
 def _binding(ctx: BuildContext, b: EvidenceBinding, path: str) -> Row:
-    said = " ".join(p for p in (b.field, b.comparison, _clip(str(b.value))
-                                if b.value is not None else "") if p)
-    return Row(ref=ctx.ref(b.evidence, path),
-               detail=" · ".join(p for p in (said, b.stance, _clip(b.note)) if p))
+    return Row(cells=(Cell(ref=ctx.ref(b.evidence, path)), Cell(b.field or ""),
+                      Cell(b.comparison or ""),
+                      Cell(_clip(str(b.value)) if b.value is not None else ""),
+                      Cell(b.stance or ""), Cell(_clip(b.note))))
 
 
 def _record(ctx: BuildContext, rid: str, path: str) -> Row:
@@ -190,7 +207,8 @@ OWNERS: dict[str, Owner] = {
 }
 
 _LISTS: tuple[LongList, ...] = (
-    LongList("artifact", "evaluations", "Evaluations", _indexed("fitness_by_target"), _fitness),
+    LongList("artifact", "evaluations", "Evaluations", _indexed("fitness_by_target"), _fitness,
+             columns=FITNESS_COLUMNS),
     LongList("artifact", "checked-by", "Checked by", _checks, _check),
     LongList("artifact", "parents", "Parents", _producer_parents, _object),
     LongList("artifact", "used-by", "Used by operators", _indexed("used_by"), _object),
@@ -198,9 +216,11 @@ _LISTS: tuple[LongList, ...] = (
     LongList("artifact", "later-versions", "Later versions", _indexed("superseded_by"), _object),
     LongList("artifact", "trace", "Source trace records", _field("trace"), _object),
     LongList("artifact", "archive-history", "Archive history",
-             _indexed("archive_memberships"), _archive),
-    LongList("claim", "evaluations", "What checked it", _indexed("fitness_by_target"), _fitness),
-    LongList("claim", "bindings", "Evidence bindings", _field("bindings"), _binding),
+             _indexed("archive_memberships"), _archive, columns=HISTORY_COLUMNS),
+    LongList("claim", "evaluations", "What checked it", _indexed("fitness_by_target"), _fitness,
+             columns=FITNESS_COLUMNS),
+    LongList("claim", "bindings", "Evidence bindings", _field("bindings"), _binding,
+             columns=BINDING_COLUMNS),
     LongList("claim", "evidence", "Evidence cited", _field("evidence"), _object),
     LongList("claim", "derived-from", "Derived from", _field("derived_from"), _object),
     LongList("claim", "derived-claims", "Later claims derived from it",
@@ -261,6 +281,7 @@ def list_page(ctx: BuildContext, key: str) -> Page:
         "noun": owner.noun,
         "owner_href": _root(path) + home if home else None,
         "owner_page": None,    # "page of <label>"
+        "columns": spec.columns,
         "rows": [spec.row(ctx, item, path) for item in page_slice(items, k)],
         "total": len(items),
         "first": k * PER_PAGE + 1,
@@ -288,22 +309,21 @@ def current_members(idx: BundleIndex, archive: str) -> list[str]:
 
 
 def _history_row(ctx: BuildContext, a: ArchiveEvent, path: str) -> Row:
-    member = _object(ctx, a.member, path)
-    return Row(ref=member.ref, href=_root(path) + event_href(a.seq),
-               label=f"{a.time} {a.action}",
-               detail=" · ".join(p for p in (member.detail, _clip(a.reason)) if p))
+    return Row(cells=(Cell(a.time, _root(path) + event_href(a.seq)), Cell(a.action),
+                      Cell(ref=ctx.ref(a.member, path)), Cell(_clip(a.reason))))
 
 
 def _member_row(ctx: BuildContext, oid: str, path: str) -> Row:
     return _object(ctx, oid, path)
 
 
-#: name -> (heading, items, row, shown on the lineage page)
+#: name -> (heading, items, row, shown on the lineage page, columns)
 ARCHIVE_LISTS: dict[str, tuple[str, Callable[[BundleIndex, str], Sequence[Any]],
-                               Callable[[BuildContext, Any, str], Row], int]] = {
+                               Callable[[BuildContext, Any, str], Row], int,
+                               tuple[str, ...]]] = {
     "history": ("History", lambda idx, name: idx.archives.get(name, []), _history_row,
-                ARCHIVE_EVENTS_SHOWN),
-    "members": ("Current members", current_members, _member_row, ARCHIVE_MEMBERS_SHOWN),
+                ARCHIVE_EVENTS_SHOWN, MEMBERSHIP_COLUMNS),
+    "members": ("Current members", current_members, _member_row, ARCHIVE_MEMBERS_SHOWN, ()),
 }
 
 
@@ -315,7 +335,7 @@ def archive_cut(ctx: BuildContext, archive: str, name: str,
                 page_path: str) -> tuple[list[Any], int, int, str | None]:
     """What the lineage page shows of an archive's list: its first items, how many
     it leaves out, how many there are, and the link to the whole list if it is cut."""
-    _heading, items_of, _row, shown = ARCHIVE_LISTS[name]
+    _heading, items_of, _row, shown, _columns = ARCHIVE_LISTS[name]
     items = items_of(ctx.idx, archive)
     first, more = listed(items, shown)
     return (first, more, len(items),
@@ -327,7 +347,7 @@ def long_archive_lists(idx: BundleIndex, names: Sequence[str],
     """``(task key, path)`` of every page of every cut archive list; ``names``: the
     archives in the lineage page's order, ``per_lineage_page`` of them a page."""
     for i, archive in enumerate(names):
-        for name, (_heading, items_of, _row, shown) in ARCHIVE_LISTS.items():
+        for name, (_heading, items_of, _row, shown, _columns) in ARCHIVE_LISTS.items():
             total = len(items_of(idx, archive))
             if total > shown:
                 for k in range(n_pages(total)):
@@ -340,7 +360,7 @@ def archive_list_page(ctx: BuildContext, key: str) -> Page:
     (the lineage page that shows the archive is in the key so that the page reads
     only this archive's entries)."""
     name, k_text, home_text, archive = key.split("/", 3)
-    heading, items_of, row, _shown = ARCHIVE_LISTS[name]
+    heading, items_of, row, _shown, columns = ARCHIVE_LISTS[name]
     k, home = int(k_text), listing_path("lineage.html", int(home_text))
     first = archive_list_path(archive, name)
     path = listing_path(first, k)
@@ -351,6 +371,7 @@ def archive_list_page(ctx: BuildContext, key: str) -> Page:
         "noun": "Archive",
         "owner_href": _root(path) + home,
         "owner_page": "lineage page",
+        "columns": columns,
         "rows": [row(ctx, item, path) for item in page_slice(items, k)],
         "total": len(items),
         "first": k * PER_PAGE + 1,
