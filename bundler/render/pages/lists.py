@@ -6,7 +6,8 @@ with the object: a benchmark input that every candidate of a search is scored
 on has as many evaluations and users as the search has candidates.  Cutting
 keeps every page small, but a reviewer auditing that input still has to be able
 to answer "which claims cite it?" completely.  So a cut list links to pages of
-its own that show all of it, ``PER_PAGE`` rows each, one line per item.
+its own that show all of it, ``PER_PAGE`` rows each: one line per item, or the
+object page's table for a list it shows as one (evaluations, bindings, histories).
 
 Each list is defined once, in :data:`LISTS`.  The object page takes its first
 items from it (:func:`cut`), the planner asks it which lists need pages, and
