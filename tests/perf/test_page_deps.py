@@ -446,7 +446,7 @@ def short_lists(monkeypatch: pytest.MonkeyPatch) -> set[str]:
 
     monkeypatch.setattr(lists_mod, "LISTS", {k: replace(spec, shown=1)
                                              for k, spec in lists_mod.LISTS.items()})
-    monkeypatch.setattr(lists_mod, "ARCHIVE_LISTS", {k: (*spec[:3], 1, *spec[4:]) for k, spec
+    monkeypatch.setattr(lists_mod, "ARCHIVE_LISTS", {k: replace(spec, shown=1) for k, spec
                                                      in lists_mod.ARCHIVE_LISTS.items()})
     return {name for _, name in lists_mod.LISTS} | set(lists_mod.ARCHIVE_LISTS)
 

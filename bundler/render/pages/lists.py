@@ -72,9 +72,8 @@ class Cell:
 
 @dataclass(frozen=True)
 class Row:
-    """One item of a list page: an object (``ref``), an event (``href``, ``label``), or
-    an event about an object (both, the event first); or, in a list with columns, its
-    ``cells``."""
+    """One item of a list page: an object (``ref``) or an event (``href``, ``label``);
+    or, in a list with columns, its ``cells``."""
 
     ref: Ref | None = None
     href: str | None = None
@@ -314,17 +313,21 @@ def _history_row(ctx: BuildContext, a: ArchiveEvent, path: str) -> Row:
                       Cell(ref=ctx.ref(a.member, path)), Cell(_clip(a.reason))))
 
 
-def _member_row(ctx: BuildContext, oid: str, path: str) -> Row:
-    return _object(ctx, oid, path)
+@dataclass(frozen=True)
+class ArchiveList:
+    """A list of an archive: :class:`LongList` with the archive's name for an event."""
+
+    heading: str
+    items: Callable[[BundleIndex, str], Sequence[Any]]
+    row: Callable[[BuildContext, Any, str], Row]
+    shown: int    # how many the lineage page shows
+    columns: tuple[str, ...] = ()
 
 
-#: name -> (heading, items, row, shown on the lineage page, columns)
-ARCHIVE_LISTS: dict[str, tuple[str, Callable[[BundleIndex, str], Sequence[Any]],
-                               Callable[[BuildContext, Any, str], Row], int,
-                               tuple[str, ...]]] = {
-    "history": ("History", lambda idx, name: idx.archives.get(name, []), _history_row,
-                ARCHIVE_EVENTS_SHOWN, MEMBERSHIP_COLUMNS),
-    "members": ("Current members", current_members, _member_row, ARCHIVE_MEMBERS_SHOWN, ()),
+ARCHIVE_LISTS: dict[str, ArchiveList] = {
+    "history": ArchiveList("History", lambda idx, name: idx.archives.get(name, []),
+                           _history_row, ARCHIVE_EVENTS_SHOWN, MEMBERSHIP_COLUMNS),
+    "members": ArchiveList("Current members", current_members, _object, ARCHIVE_MEMBERS_SHOWN),
 }
 
 
@@ -336,9 +339,9 @@ def archive_cut(ctx: BuildContext, archive: str, name: str,
                 page_path: str) -> tuple[list[Any], int, int, str | None]:
     """What the lineage page shows of an archive's list: its first items, how many
     it leaves out, how many there are, and the link to the whole list if it is cut."""
-    _heading, items_of, _row, shown, _columns = ARCHIVE_LISTS[name]
-    items = items_of(ctx.idx, archive)
-    first, more = listed(items, shown)
+    spec = ARCHIVE_LISTS[name]
+    items = spec.items(ctx.idx, archive)
+    first, more = listed(items, spec.shown)
     return (first, more, len(items),
             _root(page_path) + archive_list_path(archive, name) if more else None)
 
@@ -348,9 +351,9 @@ def long_archive_lists(idx: BundleIndex, names: Sequence[str],
     """``(task key, path)`` of every page of every cut archive list; ``names``: the
     archives in the lineage page's order, ``per_lineage_page`` of them a page."""
     for i, archive in enumerate(names):
-        for name, (_heading, items_of, _row, shown, _columns) in ARCHIVE_LISTS.items():
-            total = len(items_of(idx, archive))
-            if total > shown:
+        for name, spec in ARCHIVE_LISTS.items():
+            total = len(spec.items(idx, archive))
+            if total > spec.shown:
                 for k in range(n_pages(total)):
                     yield (f"{name}/{k}/{i // per_lineage_page}/{archive}",
                            archive_list_path(archive, name, k))
@@ -361,21 +364,21 @@ def archive_list_page(ctx: BuildContext, key: str) -> Page:
     (the lineage page that shows the archive is in the key so that the page reads
     only this archive's entries)."""
     name, k_text, home_text, archive = key.split("/", 3)
-    heading, items_of, row, _shown, columns = ARCHIVE_LISTS[name]
+    spec = ARCHIVE_LISTS[name]
     k, home = int(k_text), listing_path("lineage.html", int(home_text))
     first = archive_list_path(archive, name)
     path = listing_path(first, k)
-    items = items_of(ctx.idx, archive)
-    return Page(path, "pages/list.html", f"{heading}: archive {archive}", "lineage", {
-        "heading": heading,
+    items = spec.items(ctx.idx, archive)
+    return Page(path, "pages/list.html", f"{spec.heading}: archive {archive}", "lineage", {
+        "heading": spec.heading,
         "owner": {"id": archive, "label": archive},
         "noun": "Archive",
         "owner_href": _root(path) + home,
         "owner_page": "lineage page",
-        "columns": columns,
-        "rows": [row(ctx, item, path) for item in page_slice(items, k)],
+        "columns": spec.columns,
+        "rows": [spec.row(ctx, item, path) for item in page_slice(items, k)],
         "total": len(items),
         "first": k * PER_PAGE + 1,
-        "pager": pager(first, k, len(items), f"{heading} pages"),
+        "pager": pager(first, k, len(items), f"{spec.heading} pages"),
     }, breadcrumbs=[("Overview", "index.html"), ("Lineage", home), (archive, None),
-                    (heading, None)])
+                    (spec.heading, None)])
