@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,7 +44,8 @@ from bundler.output.deps_file import DepsRecord
 from bundler.output.graph_cache import GraphCache
 from bundler.output.manifest import PreviousSite
 from bundler.output.writer import target_of
-from bundler.render.graphviz import MAX_NODES, DotBatch, GraphSpec, prepare_svgs
+from bundler.render.chunk_graphs import graph_name, layout_finish, layout_start
+from bundler.render.graphviz import DotBatch
 from bundler.render.page_deps import TRACKED_KINDS, PageDeps
 from bundler.render.page_html import (
     CSP,
@@ -217,7 +217,7 @@ def start_tasks(job: RenderJob, tasks: list[PageTask]) -> ChunkWork:
         else:
             todo.append(i)
     made = [p for i in todo if (p := pages[i]) is not None]
-    svgs, owners, batch = _layout_start(made, job.dot, job.graphs, keys)
+    svgs, owners, batch = layout_start(made, job.dot, job.graphs, keys)
     return ChunkWork(pages, fps, records, results, todo, svgs, owners, batch, keys)
 
 
@@ -261,9 +261,9 @@ def finish_tasks(job: RenderJob, work: ChunkWork, side: SideResult | None = None
     bytes); the caller must see them written before using the site."""
     made: dict[int, dict[str, Any]] = {}
     if side is None:
-        svgs = _layout_finish(work.svgs, work.owners, work.batch.finish(), job.graphs)
+        svgs = layout_finish(work.svgs, work.owners, work.batch.finish(), job.graphs)
     else:
-        svgs = _layout_finish(work.svgs, work.owners, side.svgs, None)
+        svgs = layout_finish(work.svgs, work.owners, side.svgs, None)
         for (i, name, _), viewer in zip(_jobs(work), side.viewers, strict=True):
             made.setdefault(i, {})[name] = viewer
     for i in work.todo:
@@ -323,62 +323,6 @@ def _with_fingerprint(record: DepsRecord | None, fp: str) -> DepsRecord | None:
 #: The fingerprint of a page that is fingerprinted where it renders
 #: (:attr:`RenderJob.fingerprint_later`) until its answer comes back.
 LATER = "later"
-
-
-_NAME = re.compile(r"[^A-Za-z0-9_-]+")
-
-
-def graph_name(path: str, slot: str) -> str:
-    """The build-wide unique name of graph ``slot`` of the page at ``path``."""
-    return _NAME.sub("-", path.removesuffix(".html")) + "--" + slot
-
-
-def _layout_start(pages: list[Page], dot: str | None, store: GraphCache | None = None,
-                  keys: dict[str, list[str]] | None = None,
-                  ) -> tuple[dict[str, dict[str, Markup]], dict[str, tuple[str, str, str]],
-                             DotBatch]:
-    """Graphs of ``pages`` found in ``store`` under their key (``keys``: page path -> one
-    key per graph), sized, and one :class:`DotBatch` of the others."""
-    specs: list[GraphSpec] = []
-    owners: dict[str, tuple[str, str, str]] = {}
-    out: dict[str, dict[str, Markup]] = {}
-    for page in pages:
-        page_keys = (keys or {}).get(page.path) or [""] * len(page.graphs)
-        for spec, key in zip(page.graphs, page_keys, strict=True):
-            cached = store.get(key) if store is not None and key else None
-            if cached is not None:
-                out.setdefault(page.path, {})[spec.name] = Markup(size_svg(cached))
-                continue
-            name = graph_name(page.path, spec.name)
-            specs.append(capped(dataclasses.replace(spec, name=name)))
-            owners[name] = (page.path, spec.name, key)
-    return out, owners, prepare_svgs(specs, jobs=1, dot=dot)
-
-
-def _layout_finish(out: dict[str, dict[str, Markup]], owners: dict[str, tuple[str, str, str]],
-                   laid_out: dict[str, str], store: GraphCache | None
-                   ) -> dict[str, dict[str, Markup]]:
-    """page path -> slot -> sized inline SVG: ``out`` plus the newly laid-out graphs
-    (stored)."""
-    for name, svg in laid_out.items():
-        path, slot, key = owners[name]
-        if store is not None and key:
-            store.put(key, svg)
-        out.setdefault(path, {})[slot] = Markup(size_svg(svg))  # sanitised by render.graphviz
-    return out
-
-
-def capped(spec: GraphSpec) -> GraphSpec:
-    """Last line of defence: page producers bound their graphs, but a graph over
-    Graphviz's practical limit is cut (root kept) rather than failing the build."""
-    if len(spec.nodes) <= MAX_NODES:
-        return spec
-    keep = [n for n in spec.nodes if n.id == spec.root]
-    keep += [n for n in spec.nodes if n.id != spec.root][: MAX_NODES - len(keep)]
-    ids = {n.id for n in keep}
-    edges = [e for e in spec.edges if e.src in ids and e.dst in ids]
-    return dataclasses.replace(spec, nodes=keep, edges=edges,
-                               description=spec.description + f" (cut to {MAX_NODES} nodes)")
 
 
 def render_page(job: RenderJob, page: Page, svg: dict[str, Markup],

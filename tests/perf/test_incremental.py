@@ -13,9 +13,9 @@ from markupsafe import Markup
 
 from bundler.output.graph_cache import store_path
 from bundler.output.manifest import manifest_path
-from bundler.render import chunks, graphviz, proofs
+from bundler.render import chunk_graphs, chunks, graphviz, proofs
 from bundler.render import site as site_mod
-from bundler.render.chunks import graph_name
+from bundler.render.chunk_graphs import graph_name
 from bundler.render.graphviz import GraphSpec
 from bundler.render.pages.base import Page
 from bundler.render.site import BuildOptions, build_site
@@ -76,7 +76,7 @@ class LaidOut:
             self.pages.append(page.path)
             return real_page(job, page, svg, made)
 
-        monkeypatch.setattr(chunks, "prepare_svgs", counting)
+        monkeypatch.setattr(chunk_graphs, "prepare_svgs", counting)
         monkeypatch.setattr(chunks, "render_page", rendering)
 
 

@@ -21,7 +21,7 @@ from bundler.graph.index import build_index
 from bundler.graph.paths import GEdge, GNode
 from bundler.render import graphviz as gv
 from bundler.render import svg_fast
-from bundler.render.chunks import capped
+from bundler.render.chunk_graphs import capped
 from bundler.render.dot import DotGraph, GraphSpec, build_dot, safe_url
 from bundler.render.pages.base import BuildContext
 from bundler.render.pages.plan import final_pages, make_page, plan_pages
