@@ -219,7 +219,7 @@ def test_the_cut_lists_of_a_claim_link_to_all_of_them(fan_out: Path) -> None:
     page = (fan_out / page_path).read_text("utf-8")
     assert _whole_list_links(page) == [f"../{folder}/bindings.html", f"../{folder}/evidence.html"]
     bindings = _table_rows((fan_out / folder / "bindings.html").read_text("utf-8"))
-    assert bindings == [[str(i + 1), f"c{i}", "#rows", "equals", "1", "supports", ""]
+    assert bindings == [[str(i + 1), f"c{i} cand-{i}", "#rows", "equals", "1", "supports", ""]
                         for i in range(FAN)]
     evidence = _list_rows((fan_out / folder / "evidence.html").read_text("utf-8"))
     assert evidence == [f"c{i} cand-{i}" for i in range(FAN)]
@@ -320,9 +320,10 @@ def test_an_archives_whole_lists_hold_every_item_in_order(big_archive: Path) -> 
     folder = big_archive / "lineage" / slug(ARCHIVE)
     history = [*_table_rows((folder / "history.html").read_text("utf-8")),
                *_table_rows((folder / "history-2.html").read_text("utf-8"))]
-    added = [[str(i + 1), "add", f"c{i}", f"front {i}"] for i in range(PER_PAGE + 5)]
+    # a member by its label and, since labels need not be unique, its id
+    added = [[str(i + 1), "add", f"c{i} cand-{i}", f"front {i}"] for i in range(PER_PAGE + 5)]
     assert [[n, action, member, reason] for n, _time, action, member, reason in history] == [
-        *added, [str(PER_PAGE + 6), "remove", "c3", "dominated"]]
+        *added, [str(PER_PAGE + 6), "remove", "c3 cand-3", "dominated"]]
     assert 'href="../../events/page-0001.html#e' in (folder / "history.html").read_text("utf-8")
     members = [*_list_rows((folder / "members.html").read_text("utf-8")),
                *_list_rows((folder / "members-2.html").read_text("utf-8"))]

@@ -63,7 +63,8 @@ RECORDS_PER_NODE = 20
 
 @dataclass(frozen=True)
 class Cell:
-    """One cell of a tabular list: an object's link (``ref``), or text, linked or not."""
+    """One cell of a tabular list: an object's link (``ref``, with its id as ``text``
+    when the label is not it: see :func:`_ref_cell`), or text, linked or not."""
 
     text: str = ""
     href: str | None = None
@@ -122,6 +123,13 @@ def _object(ctx: BuildContext, oid: str, path: str) -> Row:
     return Row(ref=ref, detail=oid if ref.label != oid else "")
 
 
+def _ref_cell(ctx: BuildContext, oid: str, path: str) -> Cell:
+    """An object's cell, by the rule of :func:`_object`: the id beside the label when
+    the label is not it (an archive may hold a hundred members named "c0")."""
+    row = _object(ctx, oid, path)
+    return Cell(row.detail, ref=row.ref)
+
+
 #: The columns of the object pages' tables, which the whole lists repeat.
 FITNESS_COLUMNS = ("Evaluator", "Version", "Result", "Note")
 BINDING_COLUMNS = ("Evidence", "Field", "Comparison", "Value", "Stance", "Note")
@@ -148,7 +156,7 @@ def _check(ctx: BuildContext, e: EdgeEvent, path: str) -> Row:
 
 
 def _binding(ctx: BuildContext, b: EvidenceBinding, path: str) -> Row:
-    return Row(cells=(Cell(ref=ctx.ref(b.evidence, path)), Cell(b.field or ""),
+    return Row(cells=(_ref_cell(ctx, b.evidence, path), Cell(b.field or ""),
                       Cell(b.comparison or ""),
                       Cell(_clip(str(b.value)) if b.value is not None else ""),
                       Cell(b.stance or ""), Cell(_clip(b.note))))
@@ -310,7 +318,7 @@ def current_members(idx: BundleIndex, archive: str) -> list[str]:
 
 def _history_row(ctx: BuildContext, a: ArchiveEvent, path: str) -> Row:
     return Row(cells=(Cell(a.time, _root(path) + event_href(a.seq)), Cell(a.action),
-                      Cell(ref=ctx.ref(a.member, path)), Cell(_clip(a.reason))))
+                      _ref_cell(ctx, a.member, path), Cell(_clip(a.reason))))
 
 
 @dataclass(frozen=True)
