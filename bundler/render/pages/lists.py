@@ -63,12 +63,13 @@ RECORDS_PER_NODE = 20
 
 @dataclass(frozen=True)
 class Cell:
-    """One cell of a tabular list: an object's link (``ref``, with its id as ``text``
-    when the label is not it: see :func:`_ref_cell`), or text, linked or not."""
+    """One cell of a tabular list: an object's link (``ref``, with ``detail`` as
+    :func:`_ref_cell` sets it), or text, linked or not."""
 
     text: str = ""
     href: str | None = None
     ref: Ref | None = None
+    detail: str = ""
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ def _ref_cell(ctx: BuildContext, oid: str, path: str) -> Cell:
     """An object's cell, by the rule of :func:`_object`: the id beside the label when
     the label is not it (an archive may hold a hundred members named "c0")."""
     row = _object(ctx, oid, path)
-    return Cell(row.detail, ref=row.ref)
+    return Cell(ref=row.ref, detail=row.detail)
 
 
 #: The columns of the object pages' tables, which the whole lists repeat.
