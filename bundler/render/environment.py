@@ -113,6 +113,7 @@ def make_environment(user_theme: Path | None,
     env.filters["bytes"] = human_bytes
     env.globals["Markup"] = Markup
     env.globals["ref_link"] = ref_link
+    env.globals["ref_id"] = ref_id
     env.filters["json_preview"] = json_preview
     return env
 
@@ -140,6 +141,20 @@ def ref_link(r: Any) -> Markup:
     missing = " (not in the log)" if get("kind") == "missing" else ""
     return Markup(f'<span class="ref ref-missing" title="{escape(get("id"))}">{label}{missing}'
                   "</span>")
+
+
+def ref_id(r: Any) -> Markup:
+    """The id shown after a ref's link when its label is not the id, or nothing.
+
+    Labels repeat: an archive may hold a hundred members named "c0", and a thousand
+    operators may be labelled "mutate".  The whole lists (:mod:`bundler.render.pages.lists`)
+    show the id beside such a label, so the capped lists that lead to them do too.
+    """
+    get = r.get if isinstance(r, Mapping) else r.__getattribute__
+    oid = get("id")
+    if oid == get("label"):
+        return Markup("")
+    return Markup(f' <span class="muted ref-id">{escape(oid)}</span>')
 
 
 def human_bytes(n: int) -> str:

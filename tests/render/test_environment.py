@@ -7,7 +7,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from bundler.render.environment import make_environment, ref_link
+from bundler.render.environment import make_environment, ref_id, ref_link
 from bundler.render.pages.base import Ref
 
 #: The macro as it was, rendered by the same environment settings.
@@ -60,3 +60,25 @@ def test_dict_lookup_shortcut_keeps_jinja_semantics() -> None:
         theirs = plain.getattr(d, name)
         assert type(ours) is type(theirs) and (isinstance(ours, jinja2.Undefined) or
                                                ours == theirs), name
+
+
+@pytest.mark.parametrize(("ref", "shown"), [
+    (Ref("c1", "Claim <b>&</b> \"one\"", "claim", "../claims/c1.html"),
+     ' <span class="muted ref-id">c1</span>'),
+    (Ref("x'1", "x'1", "missing", None), ""),                  # the label is the id
+    (Ref("a<2>", "c0", "individual", "a.html"), ' <span class="muted ref-id">a&lt;2&gt;</span>'),
+])
+def test_ref_id_shows_the_id_only_when_the_label_is_not_it(ref: Ref, shown: str) -> None:
+    assert str(ref_id(ref)) == shown
+    assert str(ref_id(ref.__dict__)) == shown
+
+
+def test_capped_ref_lists_tell_apart_members_named_alike() -> None:
+    """Two archive members both labelled "c0" must not read as one object."""
+    env = make_environment(None)
+    refs = [Ref("ind-1", "c0", "individual", "a1.html"), Ref("ind-2", "c0", "individual",
+                                                               "a2.html")]
+    out = env.from_string('{% from "_macros.html" import ref_list %}{{ ref_list(r) }}').render(
+        r=refs)
+    assert out.count(">c0</a>") == 2
+    assert 'ref-id">ind-1</span>' in out and 'ref-id">ind-2</span>' in out
