@@ -518,9 +518,10 @@ def test_ctrl_c_during_in_process_rendering_is_one_clean_message(
     exits 130, leaves no helper behind and no traceback (the helpers, in a session of
     their own, are not interrupted half-way through starting).
 
-    On a loaded machine this test's process can be held up long enough for the build
-    to finish before the signal is sent; such a lost race (exit 0 with the site in
-    place) is run again.  A build that ignored Ctrl-C would lose every time."""
+    The build is stopped (SIGSTOP) before the signal is sent, and interrupted only if
+    its site is not in place yet; a build that got that far (this test's process can be
+    held up on a loaded machine) is run again.  A build that ignored Ctrl-C would exit 0
+    every time and fail below."""
     for _attempt in range(3):
         outcome = _interrupt_while_rendering(synth_3k, tmp_path / "site")
         if outcome is not None:
@@ -563,11 +564,32 @@ def _interrupt_while_rendering(bundle: Path, out: Path) -> tuple[int, str, list[
         time.sleep(0.02)
     started = helpers()
     assert len(started) == workers.LAYOUTS_IN_FLIGHT
-    os.killpg(proc.pid, signal.SIGINT)
+    # Freeze the build before deciding: this process can be held up (two cores, three
+    # busy processes) until the build has published its site and is closing the helpers.
+    # Stopped, the build is where it is; a site not yet in place means Ctrl-C now lands
+    # before the build is done, however long the signal takes to be sent.
+    os.kill(proc.pid, signal.SIGSTOP)
+    try:
+        stop_by = time.monotonic() + 10
+        while _state(proc.pid) not in ("T", "Z", "") and time.monotonic() < stop_by:
+            time.sleep(0.005)
+        published = out.exists()
+        if not published:
+            os.killpg(proc.pid, signal.SIGINT)
+    finally:
+        os.kill(proc.pid, signal.SIGCONT)
     _, stderr = proc.communicate(timeout=60)
-    if proc.returncode == 0 and out.is_dir() and not stderr:
+    if published:
         return None
     return proc.returncode, stderr.decode().strip(), started
+
+
+def _state(pid: int) -> str:
+    """The process's state letter from /proc ("" once it is gone)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
 
 
 def test_graph_helpers_never_import_from_the_working_directory(
