@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from bundler import __version__
+from bundler import __version__, interrupts
 from bundler.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, BundlerError, UsageError
 
 Handler = Callable[[argparse.Namespace], int]
@@ -256,8 +256,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help
         return int(exc.code or 0)
     func: Handler = args.func
+    with interrupts.recorded():
+        return _run(func, args)
+
+
+def _run(func: Handler, args: argparse.Namespace) -> int:
     try:
-        return func(args)
+        code = func(args)
+        interrupts.check()      # a Ctrl-C whose exception a finalizer swallowed
+        return code
     except BundlerError as exc:
         print(f"review-bundler: error [{exc.code}]: {exc.message}", file=sys.stderr)
         for d in exc.diagnostics[:20]:

@@ -529,7 +529,7 @@ def test_ctrl_c_during_in_process_rendering_is_one_clean_message(
         shutil.rmtree(tmp_path / "site")
     assert outcome is not None, "the build finished before each of three Ctrl-Cs"
     returncode, stderr, started = outcome
-    assert returncode == 130
+    assert returncode == 130, stderr
     assert stderr == "review-bundler: interrupted"
     assert not (tmp_path / "site").exists()
     for pid in started:

@@ -1,0 +1,83 @@
+"""Ctrl-C that a finalizer cannot swallow.
+
+Python raises ``KeyboardInterrupt`` wherever the main thread is running Python code
+when SIGINT arrives.  When that is a finalizer (a ``__del__``, a generator closed as
+it is dropped, a weakref callback), the exception is reported as "ignored" and the
+program carries on: a build the reviewer interrupted would then publish its site and
+exit 0.  Which finalizers run during a build depends on the libraries and on timing,
+so rather than hunt them, :func:`recorded` notes the signal as well as raising it, and
+the one irreversible step of a build (swapping the new site in, see
+:mod:`bundler.output.writer`) calls :func:`check` first.
+
+Only the command line installs the handler: a program that embeds the library keeps
+its own SIGINT handling, and :func:`check` never raises for it.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from types import FrameType
+from typing import Any
+
+_seen = False
+
+
+def requested() -> bool:
+    """Whether Ctrl-C came while :func:`recorded` was active, even if its exception
+    was lost."""
+    return _seen
+
+
+def check() -> None:
+    """Raise ``KeyboardInterrupt`` if Ctrl-C came, wherever its own exception went."""
+    if _seen:
+        raise KeyboardInterrupt
+
+
+def _on_sigint(signum: int, frame: FrameType | None) -> None:
+    global _seen
+    _seen = True
+    raise KeyboardInterrupt
+
+
+def _drop_recorded_interrupts(hook: Any) -> Any:
+    """An unraisable hook that stays quiet about a ``KeyboardInterrupt`` lost in a
+    finalizer (it is recorded, and reported once as "interrupted") and passes
+    everything else on."""
+    def unraisable(info: Any) -> None:
+        if _seen and isinstance(info.exc_value, KeyboardInterrupt):
+            return
+        hook(info)
+    return unraisable
+
+
+@contextmanager
+def recorded() -> Iterator[None]:
+    """Within the block, Ctrl-C raises ``KeyboardInterrupt`` as usual and is also
+    recorded for :func:`check`.
+
+    Nothing changes where Python would not raise either: outside the main thread, or
+    when SIGINT is ignored (a job started in the background by a non-interactive
+    shell, or under ``nohup``)."""
+    global _seen
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
+        yield
+        return
+    _seen = False
+    hook = sys.unraisablehook
+    previous = signal.signal(signal.SIGINT, _on_sigint)
+    sys.unraisablehook = _drop_recorded_interrupts(hook)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        sys.unraisablehook = hook
+        _seen = False
+
+
+__all__ = ["check", "recorded", "requested"]

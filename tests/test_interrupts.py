@@ -1,0 +1,116 @@
+"""Ctrl-C that a finalizer swallows still stops the build (bundler.interrupts).
+
+A ``KeyboardInterrupt`` raised inside a ``__del__`` is printed as "Exception
+ignored" and dropped by Python; these tests swallow one that way on purpose.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from fixtures.builders import make_valid_bundle
+
+from bundler import interrupts
+from bundler.cli import main
+from bundler.output import writer
+
+
+class _SwallowsCtrlC:
+    """Sends this process SIGINT from a finalizer, where Python drops the exception."""
+
+    def __del__(self) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10_000):     # Python code: where the handler gets to run
+            pass
+
+
+def _lose_a_ctrl_c() -> None:
+    _SwallowsCtrlC()
+
+
+def _record_unraisables(monkeypatch: pytest.MonkeyPatch) -> list[BaseException | None]:
+    seen: list[BaseException | None] = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda info: seen.append(info.exc_value))
+    return seen
+
+
+def test_a_ctrl_c_lost_in_a_finalizer_is_still_seen(monkeypatch: pytest.MonkeyPatch) -> None:
+    reported = _record_unraisables(monkeypatch)
+    with interrupts.recorded():
+        _lose_a_ctrl_c()                    # no exception reaches here
+        assert interrupts.requested()
+        with pytest.raises(KeyboardInterrupt):
+            interrupts.check()
+    assert reported == []                   # not reported as "Exception ignored"
+    assert not interrupts.requested()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_ctrl_c_still_raises_where_it_lands() -> None:
+    with interrupts.recorded(), pytest.raises(KeyboardInterrupt):
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10_000):
+            pass
+
+
+def test_other_exceptions_lost_in_finalizers_are_still_reported(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    reported = _record_unraisables(monkeypatch)
+
+    class Fails:
+        def __del__(self) -> None:
+            raise RuntimeError("from a finalizer")
+
+    with interrupts.recorded():
+        Fails()
+    assert [type(e) for e in reported] == [RuntimeError]
+
+
+def test_an_ignored_sigint_stays_ignored() -> None:
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with interrupts.recorded():
+            assert signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+            os.kill(os.getpid(), signal.SIGINT)
+            assert not interrupts.requested()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def test_without_the_handler_check_never_raises() -> None:
+    """A program embedding the library keeps its own SIGINT handling."""
+    interrupts.check()
+    assert not interrupts.requested()
+
+
+def test_a_build_whose_ctrl_c_was_swallowed_keeps_the_previous_site(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without the record, this build would publish its site and exit 0."""
+    built = make_valid_bundle(tmp_path / "bundle")
+    site = tmp_path / "site"
+    argv = ["build", str(built.path), "-o", str(site), "-q", "-j", "1", "--no-cache"]
+    assert main(argv) == 0
+    before = (site / "index.html").read_bytes()
+    (site / "index.html").write_bytes(before + b"<!-- previous -->")
+    capsys.readouterr()
+
+    reserve = writer.SiteWriter.reserve
+    lost: list[bool] = []
+
+    def reserve_and_lose_ctrl_c(self: writer.SiteWriter, rel: str) -> Path:
+        if not lost:
+            lost.append(True)
+            _lose_a_ctrl_c()
+        return reserve(self, rel)
+
+    monkeypatch.setattr(writer.SiteWriter, "reserve", reserve_and_lose_ctrl_c)
+    assert main(argv) == 130
+    assert lost
+    assert capsys.readouterr().err == "review-bundler: interrupted\n"
+    assert (site / "index.html").read_bytes() == before + b"<!-- previous -->"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle", "site"]  # no staging
