@@ -39,6 +39,7 @@ from bench.bench_build import (
     Row,
     cold_builds,
     log,
+    median_build,
     render_rows,
     run_measured,
     verdict,
@@ -268,9 +269,7 @@ def compare(bundle_path: Path, events: int, runs: int) -> tuple[list[Row], Build
             log(f"mkdocs: {pages:,} pages exported to {project}")
         mk.append(mkdocs_build(project, pages))
         log(f"  mkdocs run {i + 1}/{runs}: {mk[-1][0]:.1f} s wall, {mk[-1][1]:.1f} s CPU")
-    b = Build(events, runs, pages, statistics.median(o.wall for o in ours),
-              statistics.median(o.cpu for o in ours), max(o.rss_kib for o in ours),
-              max(o.tree_kib for o in ours), ours[-1].site)
+    b = median_build(ours)
     mk_wall = statistics.median(w for w, _ in mk)
     mk_cpu = statistics.median(c for _, c in mk)
     mk_ms = 1000 * mk_wall / pages
