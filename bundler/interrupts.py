@@ -80,4 +80,38 @@ def recorded() -> Iterator[None]:
         _seen = False
 
 
-__all__ = ["check", "recorded", "requested"]
+# ------------------------------------------------------------------ worker processes
+_busy = False
+
+
+def _interrupt_if_busy(signum: int, frame: FrameType | None) -> None:
+    if _busy:
+        raise KeyboardInterrupt
+
+
+def quiet_while_idle() -> None:
+    """Initializer of a forked worker: Ctrl-C (sent to the build's whole process group)
+    interrupts the task it is running, inside :func:`busy`, but not its wait for the
+    next one.
+
+    Interrupted in a task, the worker hands the ``KeyboardInterrupt`` back to the build
+    as that task's result.  Interrupted while waiting for work, it would die inside
+    :mod:`multiprocessing` and print that module's traceback under the build's
+    one-line "interrupted" (2 of 40 builds sent SIGINT at a random moment did).  The
+    build stops its workers itself."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        signal.signal(signal.SIGINT, _interrupt_if_busy)
+
+
+@contextmanager
+def busy() -> Iterator[None]:
+    """A worker's task: Ctrl-C interrupts it (see :func:`quiet_while_idle`)."""
+    global _busy
+    _busy = True
+    try:
+        yield
+    finally:
+        _busy = False
+
+
+__all__ = ["busy", "check", "quiet_while_idle", "recorded", "requested"]

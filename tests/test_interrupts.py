@@ -6,9 +6,12 @@ ignored" and dropped by Python; these tests swallow one that way on purpose.
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 import signal
 import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -114,3 +117,26 @@ def test_a_build_whose_ctrl_c_was_swallowed_keeps_the_previous_site(
     assert capsys.readouterr().err == "review-bundler: interrupted\n"
     assert (site / "index.html").read_bytes() == before + b"<!-- previous -->"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle", "site"]  # no staging
+
+
+def _interrupted_while_busy() -> None:
+    with interrupts.busy():
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(5)
+
+
+def test_a_render_worker_ignores_ctrl_c_while_idle_and_not_while_busy(
+        capfd: pytest.CaptureFixture[str]) -> None:
+    """Ctrl-C reaches the forked render workers with the build.  One waiting for work
+    used to die inside multiprocessing, printing its traceback under the build's
+    "interrupted"."""
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(1, mp_context=context,
+                             initializer=interrupts.quiet_while_idle) as pool:
+        pid = pool.submit(os.getpid).result()       # started, now waiting for work
+        os.kill(pid, signal.SIGINT)
+        time.sleep(0.3)
+        assert pool.submit(os.getpid).result() == pid   # the same worker, still there
+        with pytest.raises(KeyboardInterrupt):
+            pool.submit(_interrupted_while_busy).result(timeout=4)
+    assert "Traceback" not in capfd.readouterr().err

@@ -31,6 +31,7 @@ from typing import Any
 import jinja2
 from markupsafe import Markup
 
+from bundler import interrupts
 from bundler.graph.tracking import recording
 from bundler.model.events import EventBase
 from bundler.output.cache import (
@@ -130,7 +131,8 @@ def run_chunk(tasks: list[PageTask],
     assert JOB is not None, "render job not set before the workers were started"
     if audit_pages is not None:
         JOB.ctx.audit_pages = audit_pages
-    return render_tasks(JOB, tasks)
+    with interrupts.busy():
+        return render_tasks(JOB, tasks)
 
 
 def event_key_for(bundle: LoadedBundle) -> EventKey | None:

@@ -31,6 +31,7 @@ from concurrent.futures import (
     ThreadPoolExecutor,
 )
 
+from bundler import interrupts
 from bundler.gc_scopes import collector_paused
 from bundler.render import chunks
 from bundler.render.chunks import (
@@ -141,7 +142,8 @@ def _render_forked(job: RenderJob, jobs: int, audit: list[list[PageTask]],
                    meanwhile: Callable[[], None]) -> Iterator[PageResult]:
     chunks.JOB = job
     pool = ProcessPoolExecutor(max_workers=jobs,
-                               mp_context=multiprocessing.get_context("fork"))
+                               mp_context=multiprocessing.get_context("fork"),
+                               initializer=interrupts.quiet_while_idle)
     helper: threading.Thread | None = None
     failures: list[BaseException] = []
     try:
