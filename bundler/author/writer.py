@@ -210,12 +210,15 @@ class BundleWriter:
                                  f"{error_message(e)} (got {e['input']!r:.80})"
                                  for e in exc.errors())
             raise WriterError(f"invalid {type} event {body.get('id')!r}: {problems}") from exc
-        if type == "run" and self._first_run is None:
-            self._first_run = event.id
         if event.id in self._ids:
             raise WriterError(f"duplicate object id {event.id!r}")
-        line = canonicalize(event.model_dump(mode="json", exclude_defaults=True,
-                                             exclude={"type"}) | {"type": type})
+        try:  # the schema takes any int; JCS only those a double holds exactly
+            line = canonicalize(event.model_dump(mode="json", exclude_defaults=True,
+                                                 exclude={"type"}) | {"type": type})
+        except CanonicalError as exc:
+            raise WriterError(f"invalid {type} event {event.id!r}: {exc}") from exc
+        if type == "run" and self._first_run is None:
+            self._first_run = event.id
         return self._write_line(line, event)
 
     def _write_line(self, line: bytes, event: EventBase) -> EventBase:

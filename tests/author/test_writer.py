@@ -109,6 +109,21 @@ def test_refuses_unknown_type_duplicate_id_and_bad_fields(tmp_path: Path) -> Non
     assert codes(verify(tmp_path / "w", pin=KEY)) == set()
 
 
+@pytest.mark.parametrize("number", [2**53, -(2**53), 10**30])
+def test_refuses_a_number_outside_json_s_exact_integers(tmp_path: Path, number: int) -> None:
+    """The schema takes any int, but a canonical line (JCS) only integers a double holds
+    exactly: the writer says which event, as a WriterError, and writes nothing."""
+    with _writer(tmp_path / "w") as w:
+        _start(w)
+        with pytest.raises(WriterError, match=r"invalid individual event 'a-1': .*safe integer"):
+            w.append("individual", id="a-1", run="run-1", stream="agent-1", kind="dataset",
+                     name="a", attributes={"n": number})
+        assert w.size == 2
+        w.append("individual", id="a-1", run="run-1", stream="agent-1", kind="dataset",
+                 name="a", attributes={"n": 2**53 - 1})
+    assert codes(verify(tmp_path / "w", pin=KEY)) == set()
+
+
 def test_refuses_after_close(tmp_path: Path) -> None:
     w = _writer(tmp_path / "w")
     _start(w)
