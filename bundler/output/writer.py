@@ -18,19 +18,23 @@ removal are cleared by the next build.
 from __future__ import annotations
 
 import hashlib
+import io
 import os
 import shutil
+import stat
 import subprocess
 import time
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from bundler import interrupts
-from bundler.errors import OutputError
+from bundler.errors import InputError, OutputError
 from bundler.output.manifest import PreviousSite, sha256_file
 
 #: Written into every site we build; we only ever replace folders carrying it.
 SITE_MARKER = ".review-bundler-site"
+#: Read size for copying a bundle file (a log can be hundreds of MB).
+COPY_BUFFER = 1 << 20
 
 
 #: Temporary folder -> target of every writer of this process not yet committed or
@@ -41,6 +45,23 @@ _BUILDING: dict[Path, Path] = {}
 def target_of(tmp: Path) -> Path | None:
     """The site a writer of this process is building in ``tmp``, if any."""
     return _BUILDING.get(tmp)
+
+
+def _open_source(src: Path, from_bundle: bool) -> io.BufferedReader:
+    """``src`` opened for reading.  ``from_bundle``: it is a file of the (untrusted)
+    bundle, found to be a regular file reached through no link when the site's list of
+    files was made; it is opened without following a link (nor blocking on a pipe), so
+    one swapped in since is refused rather than copied into the site."""
+    if not from_bundle:
+        return open(src, "rb")  # the caller closes it
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError as exc:
+        raise InputError(f"{src} changed during the build: {exc.strerror}") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise InputError(f"{src} changed during the build: it is not a regular file")
+    return open(fd, "rb")
 
 
 class SiteWriter:
@@ -124,17 +145,21 @@ class SiteWriter:
         dst.write_bytes(data)
         self.bytes_written += len(data)
 
-    def copy_file(self, rel: str, src: Path) -> None:
+    def copy_file(self, rel: str, src: Path, *, from_bundle: bool = False) -> None:
+        """Copy ``src`` to ``rel``, or carry the old site's equal file over.
+        ``from_bundle``: see :func:`_open_source`."""
         dst = self.reserve(rel)
-        if self.carry_from is not None:
-            with open(src, "rb") as fh:
+        with _open_source(src, from_bundle) as fh:
+            if self.carry_from is not None:
                 digest = sha256_file(fh).hexdigest()
-            if self.carry_from.carry(rel, digest, dst):
-                self._digests[rel] = digest
-                self.bytes_written += dst.stat().st_size
-                return
-        shutil.copyfile(src, dst)
-        self.bytes_written += dst.stat().st_size
+                if self.carry_from.carry(rel, digest, dst):
+                    self._digests[rel] = digest
+                    self.bytes_written += dst.stat().st_size
+                    return
+                fh.seek(0)
+            with open(dst, "wb") as out:
+                shutil.copyfileobj(fh, out, COPY_BUFFER)
+                self.bytes_written += out.tell()
 
     def exists(self, rel: str) -> bool:
         return rel in self.written

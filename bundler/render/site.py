@@ -342,11 +342,11 @@ def _write_files(ctx: BuildContext, opts: BuildOptions, out: SiteWriter) -> None
         out.write_text("assets/pygments.css", pygments_css())
     out.write_text("search/docs.js", search_docs_js(search_documents(ctx)))
     for site_path, rel in bundle_copy_files(ctx):
-        out.copy_file(site_path, ctx.bundle.root / rel)
+        out.copy_file(site_path, ctx.bundle.root / rel, from_bundle=True)
     for digest, st in sorted(ctx.bundle.payloads.items()):
         extra = file_copy_path(digest, st.media_type)
         if extra and st.state.value == "verified" and st.path:
-            out.copy_file(extra, ctx.bundle.root / st.path)
+            out.copy_file(extra, ctx.bundle.root / st.path, from_bundle=True)
     events = ctx.bundle.events
     first: dict[int, int] = {}      # seq -> first position, only for a log out of order
     for seq, proof in sorted(ctx.proofs.items()):

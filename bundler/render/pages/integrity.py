@@ -10,6 +10,7 @@ from bundler import layout
 from bundler.diagnostics import CODES, Diagnostic
 from bundler.graph.index import ClaimStatus
 from bundler.integrity.note import parse_verifier_key
+from bundler.load.source import BundleSource
 from bundler.model.events import ClaimEvent
 from bundler.render.markdown import render_markdown
 from bundler.render.pages.base import (
@@ -87,10 +88,14 @@ def downloads_page(ctx: BuildContext, copied: dict[str, str], k: int = 0) -> Pag
         rows.append({"digest": digest, "state": st.state.value, "size": st.size,
                      "media_type": st.media_type, "href": copied.get(digest),
                      "reason": st.reason, "authority": st.authority})
-    checkpoints = [c.path for c in ctx.bundle.checkpoints]
+    shipped = set(ctx.memo("bundle-files", lambda: shipped_bundle_files(ctx)))
+    files = [{"path": path, "about": about, "shipped": path in shipped}
+             for path, about in _bundle_files(ctx)]
     return Page(listing_path("downloads.html", k), "pages/downloads.html", "Downloads",
                 "downloads", {
-                    "payloads": rows, "checkpoints": checkpoints,
+                    "payloads": rows, "files": files,
+                    # what the template took before "files"; a theme's override may still
+                    "checkpoints": [c.path for c in ctx.bundle.checkpoints if c.path in shipped],
                     "pager": pager("downloads.html", k, len(payloads), "Payload pages"),
                 }, breadcrumbs=[("Overview", "index.html"), ("Downloads", None)])
 
@@ -140,15 +145,35 @@ def overview_page(ctx: BuildContext) -> Page:
     }, graphs=graphs)
 
 
+_ABOUT = {layout.EVENTS: "the append-only event log", layout.MANIFEST: "the payload manifest",
+          layout.METADATA: "metadata and declared keys"}
+
+
+def _bundle_files(ctx: BuildContext) -> list[tuple[str, str]]:
+    """(bundle-relative path, what it is) of the bundle's own files, payloads aside."""
+    return [*_ABOUT.items(), *((c.path, "a signed checkpoint") for c in ctx.bundle.checkpoints)]
+
+
+def shipped_bundle_files(ctx: BuildContext) -> list[str]:
+    """The bundle's own files the site ships a copy of: those that are a regular file
+    reached through no link, as the verifier reads them.
+
+    The verifier reports an ``events.jsonl`` that is a link (RB103) and then finds no
+    log (RB107); copying it anyway would follow the link and publish whatever it
+    points at (``~/.ssh/id_ed25519``) in the site.
+    """
+    src = BundleSource(ctx.bundle.root, ctx.bundle.root)
+    return [rel for rel, _ in _bundle_files(ctx) if src.regular_file(rel) is not None]
+
+
 def bundle_copy_files(ctx: BuildContext) -> list[tuple[str, str]]:
     """(site path, bundle-relative source path) for the downloadable bundle copy.
 
     Only verified payloads are copied: redacted bytes are absent anyway, and
-    leaked or corrupt bytes must never reach the site.
+    leaked or corrupt bytes must never reach the site.  Of the bundle's own files,
+    only :func:`shipped_bundle_files`.
     """
-    out = [(f"bundle/{name}", name) for name in (layout.METADATA, layout.EVENTS,
-                                                 layout.MANIFEST)]
-    out += [(f"bundle/{c.path}", c.path) for c in ctx.bundle.checkpoints]
+    out = [(f"bundle/{rel}", rel) for rel in shipped_bundle_files(ctx)]
     for digest, st in sorted(ctx.bundle.payloads.items()):
         if st.state.value == "verified" and st.path:
             out.append((payload_href(digest), st.path))
