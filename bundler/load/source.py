@@ -14,6 +14,7 @@ import stat
 import tarfile
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,6 +25,19 @@ from bundler.errors import InputError
 from bundler.load.limits import DEFAULT_LIMITS, Limits
 
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
+#: What reading a damaged archive raises besides the modules' own errors: the
+#: decompressors' (a corrupt deflate stream is ``zlib.error``, not an ``OSError``),
+#: ``NotImplementedError`` for a compression method zipfile lacks and
+#: ``RuntimeError`` for an encrypted member.  All of them say the archive is broken.
+ARCHIVE_ERRORS: tuple[type[BaseException], ...] = (
+    zipfile.BadZipFile, tarfile.TarError, OSError, EOFError, ValueError, zlib.error,
+    NotImplementedError, RuntimeError)
+try:  # a Python built without liblzma has no lzma module (tarfile then refuses .tar.xz)
+    import lzma
+except ImportError:  # pragma: no cover
+    pass
+else:
+    ARCHIVE_ERRORS += (lzma.LZMAError,)
 
 
 @dataclass
@@ -258,7 +272,7 @@ class _Placer:
 def _expand_zip(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> bool:
     try:
         zf = zipfile.ZipFile(p)
-    except (zipfile.BadZipFile, OSError) as exc:
+    except ARCHIVE_ERRORS as exc:
         sink.emit("RB117", f"{p.name}: {exc}", Location(path=p.name))
         return False
     budget, ok, placer = _Budget(limits), True, _Placer(tmp, sink, p.name)
@@ -300,7 +314,7 @@ def _expand_zip(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> boo
                         sink.emit("RB104", f"archive expands past {limits.max_expanded_bytes} "
                                   "bytes", Location(path=p.name))
                         return False
-        except (zipfile.BadZipFile, OSError, EOFError, ValueError) as exc:
+        except ARCHIVE_ERRORS as exc:
             sink.emit("RB117", f"{info.filename}: {exc}", Location(path=p.name))
             return False
     return ok
@@ -340,7 +354,7 @@ def _expand_tar(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> boo
                     sink.emit("RB104", f"archive expands past {limits.max_expanded_bytes} bytes",
                               Location(path=p.name))
                     return False
-    except (tarfile.TarError, OSError, EOFError) as exc:
+    except ARCHIVE_ERRORS as exc:
         sink.emit("RB117", f"{p.name}: {exc}", Location(path=p.name))
         return False
     return ok
