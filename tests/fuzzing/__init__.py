@@ -1,0 +1,1 @@
+"""Seeded fuzzing campaigns against the CLI's contract (see :mod:`fuzzing.campaigns`)."""

@@ -1,0 +1,47 @@
+"""Run fuzzing campaigns by hand; exit 1 if any run broke the contract.
+
+    PYTHONPATH=tests .venv/bin/python -m fuzzing raw --runs 600 --bundle multi-agent-paper
+    PYTHONPATH=tests .venv/bin/python -m fuzzing all --runs 200 --seed 7
+
+Inputs that broke it are kept under ``--work``/CAMPAIGN/keep/finding-N.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+from fuzzing.campaigns import CAMPAIGNS
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m fuzzing", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("campaign", choices=[*CAMPAIGNS, "all"])
+    ap.add_argument("--runs", type=int, default=200)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--bundle", default="multi-agent-paper",
+                    help="an example bundle (folder name under example_bundles/)")
+    ap.add_argument("--work", type=Path, default=Path("/tmp/review-bundler-fuzz"))
+    args = ap.parse_args(argv)
+    names = list(CAMPAIGNS) if args.campaign == "all" else [args.campaign]
+    findings = 0
+    for name in names:
+        work = args.work / name
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir(parents=True)
+        started = time.perf_counter()
+        tally = CAMPAIGNS[name](args.seed, args.runs, args.bundle, work)
+        print(f"{name}: {args.runs} runs in {time.perf_counter() - started:.0f} s, outcomes "
+              f"{dict(sorted(tally.counts.items()))}, {len(tally.findings)} finding(s)")
+        for f in tally.findings:
+            print(f"  {f}")
+        findings += len(tally.findings)
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
