@@ -159,11 +159,13 @@ def _check_folder_links(root: Path, sink: DiagnosticSink, source: BundleSource) 
             rel = full.relative_to(root).as_posix()
             if stat.S_ISLNK(st.st_mode):
                 target = os.readlink(full)
-                resolved = (full.parent / target).resolve()
-                inside = resolved.is_relative_to(root.resolve())
-                sink.emit("RB103", f"symlink {rel!r} -> {target!r}"
-                          + ("" if inside else " leaves the bundle")
-                          + "; links are never followed", Location(path=rel))
+                try:
+                    inside = (full.parent / target).resolve().is_relative_to(root.resolve())
+                    where = "" if inside else " leaves the bundle"
+                except (RuntimeError, OSError):  # a loop (3.11 raises RuntimeError)
+                    where = " is a loop"
+                sink.emit("RB103", f"symlink {rel!r} -> {target!r}{where}; links are never "
+                          "followed", Location(path=rel))
                 source.unsafe_paths.add(rel)
             elif not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
                 sink.emit("RB103", f"{rel!r} is not a regular file", Location(path=rel))

@@ -23,6 +23,7 @@ BROKEN_SIDE_FILE = {
     "symlinked_event_log": layout.EVENTS,
     "symlinked_manifest": layout.MANIFEST,
     "symlinked_metadata": layout.METADATA,
+    "symlink_loop": layout.METADATA,
     "event_log_folder": layout.EVENTS,
     "missing_event_log": layout.EVENTS,
     "missing_manifest": layout.MANIFEST,
