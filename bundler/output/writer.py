@@ -21,14 +21,14 @@ import hashlib
 import io
 import os
 import shutil
-import stat
 import subprocess
 import time
 from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from bundler import interrupts
-from bundler.errors import InputError, OutputError
+from bundler.errors import OutputError
+from bundler.load.reopen import reopen
 from bundler.output.manifest import PreviousSite, sha256_file
 
 #: Written into every site we build; we only ever replace folders carrying it.
@@ -48,20 +48,10 @@ def target_of(tmp: Path) -> Path | None:
 
 
 def _open_source(src: Path, from_bundle: bool) -> io.BufferedReader:
-    """``src`` opened for reading.  ``from_bundle``: it is a file of the (untrusted)
-    bundle, found to be a regular file reached through no link when the site's list of
-    files was made; it is opened without following a link (nor blocking on a pipe), so
-    one swapped in since is refused rather than copied into the site."""
-    if not from_bundle:
-        return open(src, "rb")  # the caller closes it
-    try:
-        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError as exc:
-        raise InputError(f"{src} changed during the build: {exc.strerror}") from exc
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise InputError(f"{src} changed during the build: it is not a regular file")
-    return open(fd, "rb")
+    """``src`` opened for reading.  ``from_bundle``: a file of the (untrusted) bundle,
+    found to be a regular file reached through no link when the site's list of files
+    was made; one swapped for a link or a pipe since is refused (:func:`reopen`)."""
+    return reopen(src) if from_bundle else open(src, "rb")  # the caller closes it
 
 
 class SiteWriter:

@@ -35,6 +35,7 @@ from operator import add, and_, mul
 from pathlib import Path
 
 from bundler.graph.index import BundleIndex
+from bundler.load.reopen import open_regular
 from bundler.model.events import IndividualEvent
 from bundler.query.model import QueryResult, QueryRow, capped, row
 from bundler.query.values import is_json, media_base
@@ -208,7 +209,8 @@ def _read_texts(idx: BundleIndex, by_digest: dict[str, list[IndividualEvent]],
             features = known[digest]
         else:
             try:
-                data = (idx.bundle.root / st.path).read_bytes()
+                with open_regular(idx.bundle.root / st.path) as fh:
+                    data = fh.read()
             except OSError:
                 continue            # not kept: the next build tries again
             features, _ = _analyse(data, tokens)
@@ -256,7 +258,8 @@ def _reload(root: Path, rel: str, tokens: _Tokens) -> frozenset[int]:
     """The shingles of a text known by its features: read now.  A file that cannot
     be read any more measures as empty (no pair is made from it)."""
     try:
-        _, shingles = _analyse((root / rel).read_bytes(), tokens)
+        with open_regular(root / rel) as fh:
+            _, shingles = _analyse(fh.read(), tokens)
     except OSError:
         return frozenset()
     return shingles or frozenset()

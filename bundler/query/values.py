@@ -29,6 +29,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from bundler.graph.index import BundleIndex
+from bundler.load.reopen import open_regular
 from bundler.model.events import IndividualEvent
 from bundler.query.regex_guard import RegexRunner
 from bundler.verify.result import PayloadState
@@ -116,7 +117,8 @@ class FieldReader:
                               f"payload larger than {MAX_PAYLOAD:,} bytes, not recomputed")
         else:
             try:
-                data = (self.idx.bundle.root / st.path).read_bytes()
+                with open_regular(self.idx.bundle.root / st.path) as fh:
+                    data = fh.read()
                 result = data.decode("utf-8-sig")
             except OSError as exc:
                 result = Resolved(UNVERIFIABLE, None, f"payload unreadable: {exc.strerror}")

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from bundler import layout
 from bundler.integrity.merkle import MerkleTree
 from bundler.integrity.proof import TlogProof
+from bundler.load.reopen import reopen
 from bundler.verify.result import CheckpointCheck, LoadedBundle
 
 
@@ -46,7 +47,7 @@ def _read_lines(bundle: LoadedBundle, line_numbers: set[int]) -> dict[int, bytes
     if not line_numbers:
         return out
     last = max(line_numbers)
-    with open(bundle.root / layout.EVENTS, "rb") as fh:
+    with reopen(bundle.root / layout.EVENTS) as fh:
         for no, raw in enumerate(fh, start=1):
             if no in line_numbers:
                 out[no] = raw.rstrip(b"\n")

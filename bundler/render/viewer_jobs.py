@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 
+from bundler.load.reopen import reopen
 from bundler.render.highlight import pick_lexer
 from bundler.render.viewers import Viewer, render_payload
 
@@ -85,6 +86,7 @@ def _remember(key: tuple[object, ...], value: Viewer) -> None:
 
 
 def read_head(path: str, limit: int) -> bytes:
-    """Never load a whole multi-GB payload to show its first screenful."""
-    with open(path, "rb") as fh:
+    """Never load a whole multi-GB payload to show its first screenful (and never
+    follow a link swapped in for the verified file: :func:`reopen`)."""
+    with reopen(path) as fh:
         return fh.read(limit)
