@@ -110,7 +110,9 @@ ERROR_MEANINGS = {
     "UsageError": "bad arguments: an unknown value, a malformed `--trust-key` or `--severity`, "
                   "an output file that exists without `--force`",
     "InputError": "the bundle path does not exist, is not a folder, .zip, .tar.gz or .tar, or "
-                  "is an archive that cannot be expanded safely (the diagnostics are listed)",
+                  "is an archive that cannot be expanded safely (the diagnostics are listed); "
+                  "or a bundle file that the build reads again after verifying it changed "
+                  "during the build (gone, or now a link, a folder or a pipe)",
     "InvalidBundleError": "an operation that refuses to continue on an invalid bundle "
                           "(for example `build --strict`)",
     "DependencyError": "a system tool is missing or broken (Graphviz `dot`)",
