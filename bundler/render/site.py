@@ -25,7 +25,7 @@ import errno
 import json
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -303,11 +303,26 @@ def _prepare(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteI
                                       opts.base_url))
     tasks = plan_pages(ctx)
     last = final_pages()
-    for task in (*tasks, *last):
-        out.reserve(task.path)
+    _reserve(out, (*tasks, *last))
     for name in sorted(env.list_templates(filter_func=lambda n: n.endswith(".html"))):
         env.get_template(name)     # compile once, before the workers fork
     return job, tasks, last
+
+
+def _reserve(out: SiteWriter, tasks: Iterable[PageTask]) -> None:
+    """Claim every page's path.  Two objects' pages collide only when their ids differ in
+    characters a file name drops and share the 32-bit hash in it (``urls.slug``): ids
+    made to collide, which takes a bundle's author a second.  The site cannot show both,
+    so the build stops, naming them (the writer alone could name only the path)."""
+    owner: dict[str, PageTask] = {}
+    for task in tasks:
+        first = owner.setdefault(task.path, task)
+        if first is not task:
+            raise OutputError(f"the {first.kind} pages of {first.key!r} and {task.key!r} are "
+                              f"both named {task.path!r}: ids that differ only in characters "
+                              "a file name drops and share its 8-digit hash (made to "
+                              "collide); the site cannot show both")
+        out.reserve(task.path)
 
 
 def _finish(ctx: BuildContext, out: SiteWriter, ledger: PageLedger, pages: set[str],
