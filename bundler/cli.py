@@ -260,22 +260,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(func, args)
 
 
+def _interrupted() -> int:
+    print("review-bundler: interrupted", file=sys.stderr)
+    return 130
+
+
 def _run(func: Handler, args: argparse.Namespace) -> int:
     try:
         code = func(args)
         interrupts.check()      # a Ctrl-C whose exception a finalizer swallowed
         return code
     except BundlerError as exc:
+        if interrupts.requested():
+            return _interrupted()
         print(f"review-bundler: error [{exc.code}]: {exc.message}", file=sys.stderr)
         for d in exc.diagnostics[:20]:
             print(f"  {d.code} {d.location}: {d.message}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
-        print("review-bundler: interrupted", file=sys.stderr)
-        return 130
+        return _interrupted()
     except BrokenPipeError:
         return EXIT_OK
     except Exception as exc:  # a bug in review-bundler, never in the input
+        # ... unless Ctrl-C came first: Python turns a KeyboardInterrupt raised while a
+        # class is made (a lazy import) into "RuntimeError: Error calling __set_name__";
+        # whatever failed after a Ctrl-C, the reviewer asked to stop.
+        if interrupts.requested():
+            return _interrupted()
         if os.environ.get("REVIEW_BUNDLER_DEBUG"):
             raise
         print(f"review-bundler: internal error [RB900]: {type(exc).__name__}: {exc}\n"

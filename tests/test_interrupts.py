@@ -119,6 +119,59 @@ def test_a_build_whose_ctrl_c_was_swallowed_keeps_the_previous_site(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle", "site"]  # no staging
 
 
+class _CtrlCWhileNamed:
+    """A descriptor whose ``__set_name__`` gets Ctrl-C, as an import's class statement
+    can: Python 3.11 turns the KeyboardInterrupt into a RuntimeError (a CI run's
+    build so ended in RB900 instead of "interrupted")."""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        os.kill(os.getpid(), signal.SIGINT)
+        for _ in range(10_000):
+            pass
+
+
+def _make_a_class_under_ctrl_c() -> None:
+    type("_Table", (), {"keys": _CtrlCWhileNamed()})
+
+
+def test_ctrl_c_turned_into_another_error_is_still_an_interruption(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with interrupts.recorded(), pytest.raises(RuntimeError) as info:
+        _make_a_class_under_ctrl_c()
+    assert isinstance(info.value.__cause__, KeyboardInterrupt)   # what Python does
+    built = make_valid_bundle(tmp_path / "bundle")
+    site = tmp_path / "site"
+    argv = ["build", str(built.path), "-o", str(site), "-q", "-j", "1", "--no-cache"]
+    assert main(argv) == 0
+    (site / "previous").write_text("kept", encoding="utf-8")
+    capsys.readouterr()
+    reserve = writer.SiteWriter.reserve
+
+    def reserve_under_ctrl_c(self: writer.SiteWriter, rel: str) -> Path:
+        _make_a_class_under_ctrl_c()
+        return reserve(self, rel)
+
+    monkeypatch.setattr(writer.SiteWriter, "reserve", reserve_under_ctrl_c)
+    assert main(argv) == 130
+    assert capsys.readouterr().err == "review-bundler: interrupted\n"
+    assert (site / "previous").read_text(encoding="utf-8") == "kept"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle", "site"]
+
+
+def test_an_error_without_ctrl_c_is_still_an_internal_error(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    built = make_valid_bundle(tmp_path / "bundle")
+
+    def broken(self: writer.SiteWriter, rel: str) -> Path:
+        raise RuntimeError("a bug")
+    monkeypatch.setattr(writer.SiteWriter, "reserve", broken)
+    assert main(["build", str(built.path), "-o", str(tmp_path / "site"), "-q", "-j", "1"]) == 1
+    assert capsys.readouterr().err.startswith(
+        "review-bundler: internal error [RB900]: RuntimeError: a bug")
+
+
 def _interrupted_while_busy() -> None:
     with interrupts.busy():
         os.kill(os.getpid(), signal.SIGINT)
