@@ -9,12 +9,12 @@ the link points at into a page.
 from __future__ import annotations
 
 import dataclasses
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.bad import swap_file
 from fixtures.builders import make_valid_bundle
 
 from bundler import layout
@@ -26,16 +26,6 @@ from bundler.render.site import BuildOptions, build_site
 SECRET = b"review-bundler-test: outside the bundle\n"
 
 
-def _swap(path: Path, kind: str, secret: Path) -> None:
-    path.unlink()
-    if kind == "link":
-        path.symlink_to(secret)
-    elif kind == "fifo":
-        os.mkfifo(path)
-    else:
-        path.mkdir()
-
-
 @pytest.mark.parametrize("kind", ["link", "fifo", "folder"])
 def test_open_regular_refuses_all_but_a_regular_file(kind: str, tmp_path: Path) -> None:
     secret, f = tmp_path / "secret", tmp_path / "f"
@@ -43,7 +33,7 @@ def test_open_regular_refuses_all_but_a_regular_file(kind: str, tmp_path: Path) 
     f.write_bytes(b"verified")
     with open_regular(f) as fh:
         assert fh.read() == b"verified"
-    _swap(f, kind, secret)
+    swap_file(f, kind, secret)
     with pytest.raises(OSError):
         open_regular(f).close()
     with pytest.raises(InputError, match="changed during the build"):
@@ -73,7 +63,7 @@ def test_a_file_swapped_for_a_link_mid_build_stops_it(which: str, tmp_path: Path
     secret.write_bytes(SECRET)
     target = (ref.payload_file("table") if which == "payload"
               else ref.path / layout.EVENTS)
-    _swapping_after_verification(monkeypatch, lambda: _swap(target, "link", secret))
+    _swapping_after_verification(monkeypatch, lambda: swap_file(target, "link", secret))
     with pytest.raises(InputError, match="changed during the build"):
         build_site(ref.path, dataclasses.replace(opts, incremental=False))  # made again
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

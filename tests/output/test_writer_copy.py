@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+from fixtures.bad import swap_file
 
 from bundler.errors import InputError
 from bundler.output.writer import SiteWriter
@@ -29,12 +29,7 @@ def test_a_bundle_file_that_is_no_longer_a_file_is_refused(kind: str, tmp_path: 
     secret = tmp_path / "secret"
     secret.write_bytes(b"outside the bundle")
     src = tmp_path / "events.jsonl"
-    if kind == "link":
-        src.symlink_to(secret)
-    elif kind == "fifo":
-        os.mkfifo(src)
-    else:
-        src.mkdir()
+    swap_file(src, kind, secret)
     with SiteWriter(tmp_path / "site") as out, pytest.raises(InputError, match="changed during"):
         out.copy_file("bundle/events.jsonl", src, from_bundle=True)
     assert not (tmp_path / "site").exists()
