@@ -18,7 +18,6 @@ removal are cleared by the next build.
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import shutil
 import subprocess
@@ -45,13 +44,6 @@ _BUILDING: dict[Path, Path] = {}
 def target_of(tmp: Path) -> Path | None:
     """The site a writer of this process is building in ``tmp``, if any."""
     return _BUILDING.get(tmp)
-
-
-def _open_source(src: Path, from_bundle: bool) -> io.BufferedReader:
-    """``src`` opened for reading.  ``from_bundle``: a file of the (untrusted) bundle,
-    found to be a regular file reached through no link when the site's list of files
-    was made; one swapped for a link or a pipe since is refused (:func:`reopen`)."""
-    return reopen(src) if from_bundle else open(src, "rb")  # the caller closes it
 
 
 class SiteWriter:
@@ -137,9 +129,11 @@ class SiteWriter:
 
     def copy_file(self, rel: str, src: Path, *, from_bundle: bool = False) -> None:
         """Copy ``src`` to ``rel``, or carry the old site's equal file over.
-        ``from_bundle``: see :func:`_open_source`."""
+        ``from_bundle``: ``src`` is a file of the (untrusted) bundle, found to be a regular
+        file reached through no link when the site's list of files was made; one swapped
+        for a link or a pipe since is refused (:func:`reopen`)."""
         dst = self.reserve(rel)
-        with _open_source(src, from_bundle) as fh:
+        with reopen(src) if from_bundle else open(src, "rb") as fh:
             if self.carry_from is not None:
                 digest = sha256_file(fh).hexdigest()
                 if self.carry_from.carry(rel, digest, dst):
