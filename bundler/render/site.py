@@ -49,6 +49,7 @@ from bundler.output.manifest import (
     manifest_text,
     save_manifest,
 )
+from bundler.output.overlap import refuse_overlap
 from bundler.output.text_store import TextStore
 from bundler.render.chunks import (
     RenderJob,
@@ -142,6 +143,7 @@ def _build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Buil
     started = time.perf_counter()
     if opts.jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {opts.jobs}")
+    refuse_overlap(bundle_path, opts.output)
     environment = environment_digest(opts.theme)
     inputs = None
     if opts.incremental:
