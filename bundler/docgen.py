@@ -108,11 +108,13 @@ def _code_rows() -> list[str]:
 ERROR_MEANINGS = {
     "BundlerError": "any other failure of the tool itself",
     "UsageError": "bad arguments: an unknown value, a malformed `--trust-key` or `--severity`, "
-                  "an output file that exists without `--force`",
+                  "an output file that exists without `--force`, a site folder that is the bundle, "
+                  "lies inside it or holds it",
     "InputError": "the bundle path does not exist, is not a folder, .zip, .tar.gz or .tar, or "
                   "is an archive that cannot be expanded safely (the diagnostics are listed); "
-                  "or a bundle file that the build reads again after verifying it changed "
-                  "during the build (gone, or now a link, a folder or a pipe)",
+                  "or the bundle changed during the build, after it was verified (a file written, "
+                  "replaced or removed; one the build reads again now a link, a folder or a "
+                  "pipe): no site is written",
     "InvalidBundleError": "an operation that refuses to continue on an invalid bundle "
                           "(for example `build --strict`)",
     "DependencyError": "a system tool is missing or broken (Graphviz `dot`)",

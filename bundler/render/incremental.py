@@ -40,6 +40,8 @@ from pathlib import Path
 
 from bundler import __version__, layout
 from bundler.diagnostics import Severity
+from bundler.load.reopen import open_regular
+from bundler.load.stamp import tree_stamp
 from bundler.output import SiteWriter
 from bundler.output.cache import Encoder, digest_text, tree_digest
 from bundler.output.manifest import PreviousSite, cache_dir, sha256_file
@@ -121,10 +123,10 @@ class Inputs:
     """Every byte a build reads, digested before it reads them.
 
     ``digest`` covers the environment, the options and the content of every
-    file of the bundle; ``stamp`` covers only the bundle files' metadata
-    (inode, size, modification and change times), so it is cheap to take
-    again after the build: if it moved, the bundle changed while it was being
-    read, and the digest is not recorded (:meth:`unchanged`).
+    file of the bundle; ``stamp`` (:func:`tree_stamp`) covers only their
+    metadata, so it is cheap to take again after the build: if it moved, the
+    bundle changed while it was being read, and the digest is not recorded
+    (:meth:`unchanged`).
     """
 
     bundle: Path
@@ -132,8 +134,7 @@ class Inputs:
     stamp: str
 
     def unchanged(self) -> bool:
-        scanned = _scan(self.bundle, contents=False)
-        return scanned is not None and scanned[1] == self.stamp
+        return tree_stamp(self.bundle) == self.stamp
 
 
 def build_inputs(bundle_path: str | os.PathLike[str], environment: str, *,
@@ -143,38 +144,35 @@ def build_inputs(bundle_path: str | os.PathLike[str], environment: str, *,
     symlink or special file in the bundle, an unreadable file): such a build never
     skips verification."""
     path = Path(bundle_path).absolute()
-    scanned = _scan(path, contents=True)
-    if scanned is None:
+    stamp = tree_stamp(path)        # first: a file written while it is read moves it
+    content = _scan(path)
+    if content is None:
         return None
     options = Encoder(None).encode((
         "inputs v1", environment, str(path), list(trusted_keys),
         sorted((code, int(level)) for code, level in severity_overrides.items()),
         title, base_url))
-    return Inputs(path, digest_text(f"{options}\x00{scanned[0]}"), scanned[1])
+    return Inputs(path, digest_text(f"{options}\x00{content}"), stamp)
 
 
-def _scan(root: Path, *, contents: bool) -> tuple[str, str] | None:
-    """(content digest, metadata stamp) of the file or folder tree at ``root``.
+def _scan(root: Path) -> str | None:
+    """The content digest of the file or folder tree at ``root``.
 
     Names are hashed with their kind and place, so no two trees share a digest;
     anything but regular files and folders below ``root`` makes the tree
     unpinnable (None).  ``root`` itself may be reached through a symlink.
     """
-    data, meta = hashlib.sha256(), hashlib.sha256()
+    data = hashlib.sha256()
     todo = [("", root)]
     try:
         while todo:
             rel, path = todo.pop()
             st = os.lstat(path) if rel else os.stat(path)
             name = rel.encode("utf-8", "surrogateescape")
-            meta.update(b"%d:%s %d %d %d %d %d\x00" % (
-                len(name), name, st.st_mode, st.st_ino, st.st_size, st.st_mtime_ns,
-                st.st_ctime_ns))
             if stat.S_ISREG(st.st_mode):
                 data.update(b"f%d:%s\x00" % (len(name), name))
-                if contents:
-                    with open(path, "rb") as fh:
-                        data.update(sha256_file(fh).digest())
+                with open_regular(path) as fh:
+                    data.update(sha256_file(fh).digest())
             elif stat.S_ISDIR(st.st_mode):
                 data.update(b"d%d:%s\x00" % (len(name), name))
                 names = sorted(os.listdir(path), reverse=True)   # popped in order
@@ -183,7 +181,7 @@ def _scan(root: Path, *, contents: bool) -> tuple[str, str] | None:
                 return None
     except OSError:
         return None
-    return data.hexdigest(), meta.hexdigest()
+    return data.hexdigest()
 
 
 def bundle_fingerprint(report: VerificationReport, salt: str, report_json: str) -> str:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import errno
+import functools
 import json
 import os
 import time
@@ -37,6 +38,7 @@ from bundler.diagnostics import Severity
 from bundler.errors import InvalidBundleError, OutputError
 from bundler.gc_scopes import young_collections_only
 from bundler.graph.index import build_index
+from bundler.load.stamp import require_unchanged, tree_stamp
 from bundler.output import SiteWriter
 from bundler.output.cache import Encoder
 from bundler.output.deps_file import DepsWriter, deps_path, forget_deps, read_deps
@@ -154,6 +156,7 @@ def _build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Buil
             result = _reuse_same_inputs(inputs, opts, started)
             if result is not None:
                 return result
+    stamp = inputs.stamp if inputs is not None else tree_stamp(bundle_path)
     with ExitStack() as stack:
         vopts = VerifyOptions(trusted_keys=opts.trusted_keys,
                               severity_overrides=dict(opts.severity_overrides),
@@ -166,6 +169,8 @@ def _build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Buil
         site = _site_info(report, opts)
         salt = build_salt(site, environment, opts.base_url)
         with SiteWriter(opts.output) as out:
+            # pages read the bundle again: commit only if it is still what was verified
+            out.before_commit = functools.partial(require_unchanged, bundle_path, stamp)
             previous = None
             fingerprint = None
             if opts.incremental:

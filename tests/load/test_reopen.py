@@ -9,9 +9,7 @@ the link points at into a page.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 from fixtures.bad import swap_file
@@ -20,8 +18,9 @@ from fixtures.builders import make_valid_bundle
 from bundler import layout
 from bundler.errors import InputError
 from bundler.load.reopen import open_regular, reopen
-from bundler.render import site as site_module
 from bundler.render.site import BuildOptions, build_site
+
+from .conftest import AfterVerification
 
 SECRET = b"review-bundler-test: outside the bundle\n"
 
@@ -40,20 +39,9 @@ def test_open_regular_refuses_all_but_a_regular_file(kind: str, tmp_path: Path) 
         reopen(f).close()
 
 
-def _swapping_after_verification(monkeypatch: pytest.MonkeyPatch,
-                                 swap: Callable[[], None]) -> None:
-    """Swap a bundle file once the bundle is verified, before any page is made."""
-    original = site_module.claim_proofs
-
-    def swapped_then_proved(*args: Any, **kwargs: Any) -> Any:
-        swap()
-        return original(*args, **kwargs)
-    monkeypatch.setattr(site_module, "claim_proofs", swapped_then_proved)
-
-
 @pytest.mark.parametrize("which", ["payload", "events"])
-def test_a_file_swapped_for_a_link_mid_build_stops_it(which: str, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_swapped_for_a_link_mid_build_stops_it(
+        which: str, tmp_path: Path, after_verification: AfterVerification) -> None:
     ref = make_valid_bundle(tmp_path / "bundle")
     out = tmp_path / "site"
     opts = BuildOptions(output=out, trusted_keys=(ref.verifier_key_text,), jobs=1)
@@ -63,7 +51,7 @@ def test_a_file_swapped_for_a_link_mid_build_stops_it(which: str, tmp_path: Path
     secret.write_bytes(SECRET)
     target = (ref.payload_file("table") if which == "payload"
               else ref.path / layout.EVENTS)
-    _swapping_after_verification(monkeypatch, lambda: swap_file(target, "link", secret))
+    after_verification(lambda: swap_file(target, "link", secret))
     with pytest.raises(InputError, match="changed during the build"):
         build_site(ref.path, dataclasses.replace(opts, incremental=False))  # made again
     assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,35 @@ def test_a_bundle_file_is_copied_byte_for_byte(tmp_path: Path) -> None:
         assert out.bytes_written == 3_000_001
         target = out.commit()
     assert (target / "bundle/events.jsonl").read_bytes() == src.read_bytes()
+
+
+def test_a_copy_records_the_digest_of_the_bytes_it_wrote(tmp_path: Path) -> None:
+    """The site's manifest lists every file's digest (taken while copying): it is that of
+    the bytes copied, not of what the source holds by the time the manifest is made."""
+    src = tmp_path / "events.jsonl"
+    data = bytes(range(256)) * 9_000    # more than two read buffers
+    src.write_bytes(data)
+    with SiteWriter(tmp_path / "site") as out:
+        out.copy_file("bundle/events.jsonl", src, from_bundle=True)
+        src.write_bytes(b"changed afterwards")
+        assert out.digest("bundle/events.jsonl") == hashlib.sha256(data).hexdigest()
+
+
+def test_a_failing_check_before_commit_keeps_the_previous_site(tmp_path: Path) -> None:
+    """``before_commit`` runs once everything is written; raising there must leave the
+    previous site as it was and no temporary folder behind."""
+    with SiteWriter(tmp_path / "site") as out:
+        out.write_text("index.html", "old")
+        out.commit()
+
+    def refuse() -> None:
+        raise InputError("changed during the build")
+    with pytest.raises(InputError), SiteWriter(tmp_path / "site") as out:
+        out.write_text("index.html", "new")
+        out.before_commit = refuse
+        out.commit()
+    assert (tmp_path / "site/index.html").read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
 
 
 @pytest.mark.parametrize("kind", ["link", "fifo", "folder"])

@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from bundler.diagnostics import Severity
-from bundler.errors import InvalidBundleError
+from bundler.errors import InputError, InvalidBundleError
+from bundler.output import SiteWriter
 from bundler.output.manifest import NO_INPUTS, PreviousSite, manifest_path
 from bundler.render import incremental
 from bundler.render import site as site_mod
@@ -143,6 +144,18 @@ def test_bundle_changed_during_the_build_is_not_pinned(
 
     monkeypatch.setattr(site_mod, "verify_bundle", verify_then_edit)
     site = tmp_path / "site"
+    with pytest.raises(InputError, match="changed during the build"):
+        build(bundle, site)
+    assert not site.exists()
+    # changed again after the site is committed: built, but its inputs not recorded
+    commit = SiteWriter.commit
+
+    def commit_then_edit(self: SiteWriter) -> Path:
+        target = commit(self)
+        (bundle / "later.txt").write_text("written after the commit\n", encoding="utf-8")
+        return target
+    monkeypatch.setattr(site_mod, "verify_bundle", real)
+    monkeypatch.setattr(SiteWriter, "commit", commit_then_edit)
     build(bundle, site)
     previous = PreviousSite.read(site)
     assert previous is not None and previous.summary.inputs == NO_INPUTS
