@@ -50,17 +50,14 @@ def target_of(tmp: Path) -> Path | None:
 class SiteWriter:
     def __init__(self, target: str | os.PathLike[str]) -> None:
         self.target = Path(target).absolute()
-        if self.target.exists() and not self.target.is_dir():
-            raise OutputError(f"{self.target} exists and is not a folder")
-        self.is_ours = (self.target / SITE_MARKER).is_file()
-        if self.target.is_dir() and not self.is_ours and any(self.target.iterdir()):
-            raise OutputError(f"{self.target} is a non-empty folder that was not built by "
-                              "review-bundler; refusing to replace it")
-        self.target.parent.mkdir(parents=True, exist_ok=True)
         self.tmp = self.target.parent / f".{self.target.name}.building-{os.getpid()}"
-        if self.tmp.exists():
-            shutil.rmtree(self.tmp)
-        self.tmp.mkdir()
+        try:
+            self.is_ours = self._start()
+        except OSError as exc:     # a path the user gave that cannot hold a site: no bug
+            where = exc.filename or self.target
+            what = (f"{where} is not a folder" if isinstance(exc, FileExistsError)
+                    else f"{where}: {exc.strerror or exc}")
+            raise OutputError(f"cannot write the site at {self.target}: {what}") from exc
         _BUILDING[self.tmp] = self.target
         self.written: set[str] = set()
         self.bytes_written = 0
@@ -75,6 +72,21 @@ class SiteWriter:
         self._done = False
         for stale in self.target.parent.glob(f".{self.target.name}.previous-*"):
             _remove_later(stale)
+
+    def _start(self) -> bool:
+        """Check the target and make the temporary folder; True if the target is a site
+        this tool built (and may be replaced)."""
+        if self.target.exists() and not self.target.is_dir():
+            raise OutputError(f"{self.target} exists and is not a folder")
+        ours = (self.target / SITE_MARKER).is_file()
+        if self.target.is_dir() and not ours and any(self.target.iterdir()):
+            raise OutputError(f"{self.target} is a non-empty folder that was not built by "
+                              "review-bundler; refusing to replace it")
+        self.target.parent.mkdir(parents=True, exist_ok=True)
+        if self.tmp.exists():
+            shutil.rmtree(self.tmp)
+        self.tmp.mkdir()
+        return ours
 
     def reset(self) -> None:
         """Start over with an empty temporary folder (nothing is committed yet)."""

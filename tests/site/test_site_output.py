@@ -149,6 +149,21 @@ def test_refuses_output_that_is_a_file(tmp_path: Path) -> None:
     assert out.read_text() == "keep me\n"
 
 
+@pytest.mark.parametrize("where", ["under a file", "name too long", "cannot be made"])
+def test_an_output_path_that_cannot_hold_a_site_is_an_output_error(
+        where: str, tmp_path: Path) -> None:
+    """Not an internal error ("a bug in review-bundler"): RB906, exit 1, naming the path."""
+    (tmp_path / "file").write_text("keep me\n")
+    out = {"under a file": tmp_path / "file" / "site",
+           "name too long": tmp_path / ("x" * 300),
+           "cannot be made": Path("/proc/review-bundler-site")}[where]
+    code, output = _build(SMALL, out)
+    assert code == 1, output
+    assert f"error [RB906]: cannot write the site at {out}: " in output
+    assert "internal error" not in output
+    assert (tmp_path / "file").read_text() == "keep me\n"
+
+
 def test_rebuild_replaces_own_site(previous: tuple[Path, dict[str, bytes]],
                                    tmp_path: Path) -> None:
     """A folder carrying the marker is ours: rebuilding replaces it completely."""
