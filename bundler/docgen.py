@@ -112,6 +112,8 @@ ERROR_MEANINGS = {
                   "lies inside it or holds it",
     "InputError": "the bundle path does not exist, is not a folder, .zip, .tar.gz or .tar, or "
                   "is an archive that cannot be expanded safely (the diagnostics are listed); "
+                  "a file or folder of the bundle cannot be read (permissions: no verdict is "
+                  "given); "
                   "or the bundle changed during the build, after it was verified (a file written, "
                   "replaced or removed; one the build reads again now a link, a folder or a "
                   "pipe): no site is written",

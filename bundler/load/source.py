@@ -98,6 +98,8 @@ class BundleSource:
                 continue
             try:
                 st = os.lstat(os.path.join(root, prefix))
+            except PermissionError:
+                raise       # present but unreadable: not "absent" (see unreadable())
             except OSError:
                 return full, None
             if stat.S_ISLNK(st.st_mode) or prefix in unsafe:
@@ -130,7 +132,8 @@ class BundleSource:
                 return iter(())
             top = found[0]
         out: list[str] = []
-        for dirpath, dirnames, filenames in os.walk(top, followlinks=False):
+        for dirpath, dirnames, filenames in os.walk(top, followlinks=False,
+                                                    onerror=_raise_unreadable):
             dirnames.sort()
             rel = os.path.relpath(dirpath, root)
             prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
@@ -151,8 +154,28 @@ def is_safe_relpath(rel: str) -> bool:
     return bool(parts) and ".." not in parts and ":" not in parts[0]
 
 
+def _raise_unreadable(exc: OSError) -> None:
+    """``os.walk`` skips a folder it cannot list; an unreadable one must not read as an
+    empty one (its payloads "missing")."""
+    if isinstance(exc, PermissionError):
+        raise exc
+
+
+def unreadable(exc: PermissionError, bundle: str | os.PathLike[str]) -> InputError:
+    """The error for a bundle file or folder this user may not read.
+
+    A verdict needs every byte: a payload that cannot be read is not missing, and
+    calling the bundle invalid for it would blame the bundle for the reader's
+    permissions.  So there is no verdict, and the file is named.
+    """
+    return InputError(f"cannot read {exc.filename or os.fspath(bundle)}: "
+                      f"{exc.strerror or exc}; a bundle is verified whole, so every file and "
+                      "folder in it must be readable (no verdict was reached)")
+
+
 def _check_folder_links(root: Path, sink: DiagnosticSink, source: BundleSource) -> None:
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False,
+                                                onerror=_raise_unreadable):
         for name in sorted(dirnames + filenames):
             full = Path(dirpath, name)
             st = full.lstat()

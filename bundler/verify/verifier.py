@@ -33,7 +33,7 @@ from bundler.integrity.canonical import CanonicalError, parse_strict
 from bundler.integrity.merkle import MerkleAccumulator
 from bundler.integrity.note import KeyFormatError, VerifierKey, parse_verifier_key
 from bundler.load.limits import DEFAULT_LIMITS, Limits
-from bundler.load.source import BundleSource, open_bundle
+from bundler.load.source import BundleSource, open_bundle, unreadable
 from bundler.model.events import FORMAT_VERSION
 from bundler.model.metadata import BundleMetadata, Manifest
 from bundler.verify.checker import checked_results, choose_checker
@@ -91,6 +91,8 @@ def verify_bundle(path: str | os.PathLike[str], options: VerifyOptions | None = 
         src = es.enter_context(open_bundle(path, sink, opts.limits))
         with young_collections_only() if opts.keep_events else nullcontext():
             return _verify(src, opts, pinned, sink)
+    except PermissionError as exc:
+        raise unreadable(exc, path) from exc
     finally:
         if own:
             es.close()
