@@ -78,7 +78,7 @@ from bundler.render.pages.plan import PageTask, final_pages, plan_pages
 from bundler.render.proofs import claim_proofs
 from bundler.render.search import search_docs_js
 from bundler.render.search_index import search_documents
-from bundler.render.urls import Linker, slug
+from bundler.render.urls import Linker, check_base_url, slug
 from bundler.render.workers import render_all
 from bundler.reports import TRUST_TEXT, to_json_obj, to_sarif
 from bundler.schema import SCHEMA_PATH
@@ -146,6 +146,7 @@ def _build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Buil
     if opts.jobs < 1:
         raise ValueError(f"jobs must be at least 1, got {opts.jobs}")
     refuse_overlap(bundle_path, opts.output)
+    check_base_url(opts.base_url)
     environment = environment_digest(opts.theme)
     inputs = None
     if opts.incremental:

@@ -3,15 +3,17 @@
 Every href is relative (the site must work from file:// and from any
 sub-path), so pages ask for a path *from the site root* and prefix it with
 their own ``root`` ("", "../").  Object ids are untrusted: file names are a
-sanitised prefix plus a hash of the id, so they cannot collide, traverse or
-carry markup.
+sanitised prefix plus a hash of the id, so they cannot traverse or carry
+markup; two ids share a name only when made to (the build then stops, RB906).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import urllib.parse
 
+from bundler.errors import UsageError
 from bundler.graph.index import BundleIndex
 from bundler.model.events import ClaimEvent, IndividualEvent, WorkflowNodeEvent
 from bundler.model.kinds import FirstOf
@@ -82,3 +84,23 @@ class RelativeLinker:
     def __call__(self, oid: str) -> str | None:
         h = self.linker.href(oid)
         return None if h is None else self.root + h
+
+
+def check_base_url(url: str | None) -> None:
+    """``UsageError`` unless ``url`` (if given) can prefix every page's canonical link.
+
+    A canonical link must be absolute: ``example.org/review`` (no scheme) would
+    silently make every page name itself relative to wherever it is opened, and a
+    ``javascript:`` or ``file:`` address is no place a site is served from.
+    """
+    if url is None:
+        return
+    try:
+        parts = urllib.parse.urlsplit(url)
+        ok = (parts.scheme in ("http", "https") and bool(parts.hostname) and not parts.query
+              and not parts.fragment and all(c.isprintable() and not c.isspace() for c in url))
+    except ValueError:      # "http://[::1": an unclosed IPv6 address
+        ok = False
+    if not ok:
+        raise UsageError(f"--base-url {url!r}: expected an absolute http(s) address with no "
+                         "query or fragment, such as https://example.org/review/")
