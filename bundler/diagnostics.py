@@ -218,7 +218,10 @@ def parse_overrides(pairs: Iterable[str]) -> dict[str, Severity]:
     out: dict[str, Severity] = {}
     for pair in pairs:
         code, sep, sev = pair.partition("=")
-        if not sep or code not in CODES:
+        if not sep:
             raise ValueError(f"bad severity override {pair!r}: expected CODE=error|warning|info")
+        if code not in CODES:
+            raise ValueError(f"bad severity override {pair!r}: {code!r} is no diagnostic code "
+                             "(they are listed in docs/diagnostics.md)")
         out[code] = Severity.parse(sev)
     return out

@@ -197,12 +197,16 @@ def test_severity_override_can_waive_an_error(built: BuiltBundle,
     assert doc["valid"] is True
 
 
-@pytest.mark.parametrize("bad", ["RB307", "RB999=error", "RB307=fatal"])
-def test_bad_severity_override_is_a_usage_error(built: BuiltBundle, bad: str,
+@pytest.mark.parametrize(("bad", "says"), [
+    ("RB307", "expected CODE=error|warning|info"),
+    ("RB999=error", "'RB999' is no diagnostic code"),
+    ("RB307=fatal", "unknown severity 'fatal'")])
+def test_bad_severity_override_is_a_usage_error(built: BuiltBundle, bad: str, says: str,
                                                 capsys: pytest.CaptureFixture[str]) -> None:
     code, out, err = run(["validate", str(built.path), "--severity", bad], capsys)
     assert (code, out) == (2, "")
     assert "review-bundler: error [RB901]: " in err
+    assert says in err
 
 
 # ------------------------------------------------------------- report shapes
