@@ -17,6 +17,7 @@ from typing import NoReturn
 
 from bundler import __version__, interrupts
 from bundler.errors import EXIT_INVALID, EXIT_OK, EXIT_USAGE, BundlerError, UsageError
+from bundler.shown import shown
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -129,12 +130,12 @@ def cmd_verify_proof(args: argparse.Namespace) -> int:
         proof = TlogProof.parse(text)
         cp = verify_tlog_proof(proof, None, keys)
     except (ProofFormatError, NoteFormatError, ProofError) as exc:
-        print(f"INVALID: {exc}")
+        print(f"INVALID: {shown(exc)}")
         return EXIT_INVALID
-    print(f"VALID: leaf {proof.index} is included in {cp.origin} at tree size {cp.size}, "
-          "signed by a pinned key")
+    print(f"VALID: leaf {proof.index} is included in {shown(cp.origin)} at tree size "
+          f"{cp.size}, signed by a pinned key")
     if proof.extra is not None:
-        print(proof.extra.decode("utf-8", errors="replace"))
+        print(shown(proof.extra.decode("utf-8", errors="replace"), lines=True))
     return EXIT_OK
 
 
@@ -273,9 +274,9 @@ def _run(func: Handler, args: argparse.Namespace) -> int:
     except BundlerError as exc:
         if interrupts.requested():
             return _interrupted()
-        print(f"review-bundler: error [{exc.code}]: {exc.message}", file=sys.stderr)
+        print(f"review-bundler: error [{exc.code}]: {shown(exc.message)}", file=sys.stderr)
         for d in exc.diagnostics[:20]:
-            print(f"  {d.code} {d.location}: {d.message}", file=sys.stderr)
+            print(f"  {d.code} {shown(d.location)}: {shown(d.message)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         return _interrupted()
@@ -289,7 +290,7 @@ def _run(func: Handler, args: argparse.Namespace) -> int:
             return _interrupted()
         if os.environ.get("REVIEW_BUNDLER_DEBUG"):
             raise
-        print(f"review-bundler: internal error [RB900]: {type(exc).__name__}: {exc}\n"
+        print(f"review-bundler: internal error [RB900]: {type(exc).__name__}: {shown(exc)}\n"
               "This is a bug in review-bundler, not in your bundle. Set "
               "REVIEW_BUNDLER_DEBUG=1 for the traceback and please report it.",
               file=sys.stderr)

@@ -13,6 +13,7 @@ from typing import Any
 
 from bundler import __version__, layout
 from bundler.diagnostics import CODES, Diagnostic, Severity
+from bundler.shown import shown
 from bundler.verify.result import Trust, VerificationReport
 
 TRUST_TEXT = {
@@ -62,7 +63,7 @@ def to_text(report: VerificationReport, *, color: bool = False) -> str:
         code = {Trust.PINNED: "32", Trust.BUNDLE_ONLY: "33", Trust.INVALID: "31"}[report.trust]
         verdict = f"\x1b[1;{code}m{verdict}\x1b[0m"
     n = len(b.leaf_hashes) // 32
-    lines.append(f"{b.source_path}: {title}")
+    lines.append(f"{shown(b.source_path)}: {shown(title)}")
     lines.append(f"  {verdict}")
     lines.append(f"  {n} events, {len(b.checkpoints)} checkpoints "
                  f"(signed prefix {report.signed_prefix}), {len(b.payloads)} payloads")
@@ -77,7 +78,7 @@ def to_text(report: VerificationReport, *, color: bool = False) -> str:
         lines.append("")
         lines.append(f"{sev.upper()} {code} {CODES[code].title} ({len(items) + extra})")
         for d in items[:20]:
-            lines.append(f"  {d.location}: {d.message}")
+            lines.append(f"  {shown(d.location)}: {shown(d.message)}")
         if len(items) + extra > 20:
             lines.append(f"  … and {len(items) + extra - 20} more (use --format json)")
     return "\n".join(lines) + "\n"

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from bundler.query.model import QueryDef, QueryResult
+from bundler.shown import shown
 
 CELL = 40     # widest table cell, in characters
 WIDE = 1_000  # the last column holds the long text (a path, reasons): it may wrap
@@ -38,7 +39,7 @@ def to_table(result: QueryResult) -> str:
     """Columns only; ``why`` and ``seqs`` are in the JSON and CSV forms."""
     headers = list(result.columns)
     last = len(headers) - 1
-    body = [[_clip(cell_text(r.values[c]), WIDE if i == last else CELL)
+    body = [[_clip(shown(cell_text(r.values[c])), WIDE if i == last else CELL)
              for i, c in enumerate(result.columns)] for r in result.rows]
     widths = [max([len(h), *(len(b[i]) for b in body)]) for i, h in enumerate(headers)]
 
@@ -60,24 +61,39 @@ def to_json(result: QueryResult) -> str:
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
 
+#: What makes a spreadsheet evaluate a cell instead of showing it (OWASP "CSV injection").
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
 def to_csv(result: QueryResult) -> str:
     buf = io.StringIO()
-    w = csv.writer(buf, lineterminator="\n")
+    # RFC 4180's CRLF: the writer quotes a field holding any character of the line
+    # terminator, so with "\n" alone a bare CR in a bundle value went out unquoted
+    # and a reader saw a new row there (rows a bundle's author could forge)
+    w = csv.writer(buf, lineterminator="\r\n")
     w.writerow([*result.columns, "why", "seqs"])
     for r in result.rows:
-        w.writerow([*(_csv_cell(r.values[c]) for c in result.columns), r.why,
+        w.writerow([*(_csv_cell(r.values[c]) for c in result.columns), _inert(r.why),
                     " ".join(map(str, r.seqs))])
     return buf.getvalue()
 
 
 def _csv_cell(value: Any) -> str:
-    if isinstance(value, list | tuple):
-        return "; ".join(cell_text(v) for v in value)
+    """Numbers as they are; text (the bundle's) made inert for a spreadsheet: a claim
+    text "=HYPERLINK(...)" opened in one would be a formula, not a value."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, float):
         return repr(value)
-    return "" if value is None else str(value)
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list | tuple):
+        return _inert("; ".join(cell_text(v) for v in value))
+    return "" if value is None else _inert(str(value))
+
+
+def _inert(text: str) -> str:
+    return "'" + text if text.startswith(FORMULA_START) else text
 
 
 def query_list(defs: list[QueryDef]) -> str:

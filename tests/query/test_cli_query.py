@@ -130,3 +130,20 @@ def test_zipped_bundle_reads_payloads(capsys: pytest.CaptureFixture[str],
     code, out, _ = _run(capsys, archive, "value-mismatch", "--format", "json")
     assert code == 0
     assert [(r["recorded"], r["found"]) for r in json.loads(out)["rows"]] == [(4.2, 1.5)]
+
+
+def test_csv_text_cells_are_inert_in_a_spreadsheet() -> None:
+    """A text cell a spreadsheet would evaluate (=, +, -, @, tab, CR first) is written
+    with a leading quote; numbers, booleans and ordinary text are written as they are."""
+    from bundler.query.format import to_csv
+    from bundler.query.model import QueryResult, QueryRow
+
+    hostile = ['=HYPERLINK("http://x.invalid","open")', "+1", "-2", "@SUM(A1)", "\tx", "\rx"]
+    cols = (*(f"c{i}" for i in range(len(hostile))), "n", "f", "b", "list", "plain")
+    values: dict[str, object] = {f"c{i}": v for i, v in enumerate(hostile)}
+    values.update(n=-3, f=-0.5, b=True, list=["=1+1", "x"], plain="CO peaks at 08:00")
+    out = to_csv(QueryResult("demo", cols, (QueryRow(values, "=why", (4,)),)))
+    row = list(csv.reader(io.StringIO(out, newline="")))[1]
+    assert row[:len(hostile)] == ["'" + v for v in hostile]
+    assert row[len(hostile):] == ["-3", "-0.5", "true", "'=1+1; x", "CO peaks at 08:00",
+                                  "'=why", "4"]

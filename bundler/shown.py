@@ -1,0 +1,42 @@
+"""Bundle text on a terminal: shown, never acted on.
+
+``validate`` and ``query`` print text a bundle's author wrote (its title, claim
+texts, names quoted in diagnostics) to a reviewer's terminal.  A control
+character there is an instruction, not text: ``ESC [1A ESC [2K`` erases the
+line above (the verdict), ``ESC ] 0 ;`` retitles the window, OSC 52 writes the
+clipboard on some terminals, and a newline starts a line the author chose
+(a forged "VALID ... pinned").  Unicode bidirectional overrides reorder what
+is shown around them.  :func:`shown` writes each such character as its Python
+escape (``\\x1b``, ``\\u202e``), so the reviewer sees that it is there.
+
+Machine formats (JSON, SARIF, the proof file) keep the values as they are:
+JSON escapes C0 controls itself, and a consumer needs the exact bytes.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: C0 and C1 controls, DEL, and the invisible characters that reorder or hide text:
+#: bidi marks, embeddings, overrides and isolates, zero-width characters, line and
+#: paragraph separators, and the byte-order mark.
+_ACTIVE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+_ACTIVE_BUT_NEWLINE = re.compile(
+    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+
+
+_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escape(m: re.Match[str]) -> str:
+    ch = m.group()
+    named = _NAMED.get(ch)
+    if named is not None:
+        return named
+    return f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}"
+
+
+def shown(text: object, *, lines: bool = False) -> str:
+    """``str(text)`` with every active character escaped; ``lines`` keeps newlines
+    (for a block of text printed as it is, such as a proof's extra data)."""
+    return (_ACTIVE_BUT_NEWLINE if lines else _ACTIVE).sub(_escape, str(text))
