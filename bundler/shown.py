@@ -1,4 +1,4 @@
-"""Bundle text on a terminal: shown, never acted on.
+"""Bundle text on a terminal or a page: shown, never acted on.
 
 ``validate`` and ``query`` print text a bundle's author wrote (its title, claim
 texts, names quoted in diagnostics) to a reviewer's terminal.  A control
@@ -9,6 +9,9 @@ clipboard on some terminals, and a newline starts a line the author chose
 is shown around them.  :func:`shown` writes each such character as its Python
 escape (``\\x1b``, ``\\u202e``), so the reviewer sees that it is there.
 
+On a page, controls are inert, but the characters that reorder text are not:
+:func:`on_page` shows them as their code points.
+
 Machine formats (JSON, SARIF, the proof file) keep the values as they are:
 JSON escapes C0 controls itself, and a consumer needs the exact bytes.
 """
@@ -16,6 +19,9 @@ JSON escapes C0 controls itself, and a consumer needs the exact bytes.
 from __future__ import annotations
 
 import re
+from typing import Any
+
+from markupsafe import Markup
 
 #: C0 and C1 controls, DEL, and the invisible characters that reorder or hide text:
 #: bidi marks, embeddings, overrides and isolates, zero-width characters, line and
@@ -40,3 +46,28 @@ def shown(text: object, *, lines: bool = False) -> str:
     """``str(text)`` with every active character escaped; ``lines`` keeps newlines
     (for a block of text printed as it is, such as a proof's extra data)."""
     return (_ACTIVE_BUT_NEWLINE if lines else _ACTIVE).sub(_escape, str(text))
+
+
+#: Characters that reorder or hide the text around them on a page: bidi marks,
+#: embeddings, overrides and isolates, zero-width characters, the Arabic letter mark.
+REORDERING = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+
+
+def _code_point(m: re.Match[str]) -> str:
+    return f"[U+{ord(m.group()):04X}]"
+
+
+def on_page(value: Any) -> Any:
+    """``value`` (what a template prints, a search result's title) with the characters
+    that reorder text shown as their code points (``[U+202E]``).
+
+    A right-to-left override in a claim text made "Gain of \u202e%1.0" read as
+    "Gain of 0.1%" on its page, while the queries and the recorded value see
+    "%1.0": the page must show what the record says.  The marker holds no HTML
+    character, so markup (rendered Markdown, a viewer) stays markup.  Most values
+    are ASCII, which ``isascii`` answers without reading them.
+    """
+    if not isinstance(value, str) or value.isascii() or not REORDERING.search(value):
+        return value
+    text = REORDERING.sub(_code_point, value)
+    return Markup(text) if isinstance(value, Markup) else text

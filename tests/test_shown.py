@@ -1,4 +1,5 @@
-"""Bundle text printed to a terminal is shown, never acted on (:mod:`bundler.shown`).
+"""Bundle text printed to a terminal or a page is shown, never acted on
+(:mod:`bundler.shown`).
 
 A hostile title, claim text or binding value must not reach the reviewer's
 terminal as escape sequences (erase the verdict line, retitle the window), as
@@ -12,12 +13,14 @@ from pathlib import Path
 
 import pytest
 from fixtures.builders import START, StepClock, make_signer
+from markupsafe import Markup
 
 from bundler.author import BundleWriter
 from bundler.cli import main
 from bundler.query.format import to_table
 from bundler.query.model import QueryResult, QueryRow
-from bundler.shown import shown
+from bundler.render.site import BuildOptions, build_site
+from bundler.shown import REORDERING, on_page, shown
 
 #: Every kind of character that acts on a terminal or reorders text.
 HOSTILE = ("\x1b[1A\x1b[2K\x1b]0;owned\x07 \n  INVALID (a forged line)\r\t"
@@ -42,6 +45,12 @@ def _hostile_bundle(path: Path) -> tuple[Path, str]:
                              checkpoint_every=4, generator="tests") as w:
         w.append("run", id="run-1", stream="agent-1", title=HOSTILE, objective=HOSTILE)
         w.append("stream", id="agent-1", run="run-1", kind="agent", name=HOSTILE)
+        for name, media in (("check.py", "text/x-python"), ("notes.txt", "text/plain"),
+                            ("table.csv", "text/csv")):
+            data = f'{name} = "user\u202e \u2066# admin\u2069 \u2066"\n{HOSTILE}\n'
+            ref = w.put_payload(data.encode("utf-8"), media, name)
+            w.append("individual", id=f"file-{name}", run="run-1", stream="agent-1",
+                     kind="report", name=name, payload=ref.model_dump())
         w.append("claim", id="claim-1", run="run-1", stream="agent-1", name=HOSTILE,
                  text=HOSTILE, evidence=[], final=True)
     return path, signer.verifier().to_text()
@@ -79,5 +88,29 @@ def test_verify_proof_prints_the_proven_line_escaped(
     proof.write_text(capsys.readouterr().out, encoding="utf-8")
     assert main(["verify-proof", str(proof), "--trust-key", key]) == 0
     out = capsys.readouterr().out
-    assert out.startswith("VALID: leaf 2 is included in test.invalid/shown")
+    assert re.match(r"VALID: leaf \d+ is included in test.invalid/shown", out)
     assert "\\u202egnp.exe" in out and not ACTIVE.search(out)
+
+
+def test_on_a_page_reordering_characters_show_as_code_points() -> None:
+    assert on_page("Gain of \u202e%1.0") == "Gain of [U+202E]%1.0"
+    marked = on_page(Markup("<p>\u2066x\u2069 é</p>"))
+    assert isinstance(marked, Markup) and marked == "<p>[U+2066]x[U+2069] é</p>"
+    assert on_page("café — 中文") == "café — 中文"
+    assert on_page(42) == 42
+
+
+def test_no_page_of_the_site_reorders_its_text(tmp_path: Path) -> None:
+    """Claim text, names and titles reach every kind of page and the search data."""
+    bundle, key = _hostile_bundle(tmp_path / "b")
+    site = tmp_path / "site"
+    build_site(bundle, BuildOptions(output=site, trusted_keys=(key,)))
+    shown_in = [p for p in sorted(site.rglob("*")) if p.suffix in (".html", ".js")]
+    assert len(shown_in) > 20
+    for page in shown_in:
+        assert not REORDERING.search(page.read_text(encoding="utf-8")), page
+    claim = next(site.glob("claims/claim-1-*.html")).read_text(encoding="utf-8")
+    assert "[U+202E]gnp.exe[U+2066][U+200B]" in claim
+    assert len(list(site.glob("artifacts/file-*.html"))) == 3
+    for viewer in site.glob("artifacts/file-*.html"):
+        assert "[U+202E]" in viewer.read_text(encoding="utf-8"), viewer

@@ -19,6 +19,7 @@ from jinja2.utils import htmlsafe_json_dumps
 from markupsafe import Markup, escape
 
 from bundler.errors import UsageError
+from bundler.shown import on_page
 
 PACKAGE_DIR = Path(__file__).resolve().parent.parent
 TEMPLATES_DIR = PACKAGE_DIR / "templates"
@@ -100,6 +101,7 @@ def make_environment(user_theme: Path | None,
             cache = None            # an unwritable cache folder only costs the compiling
     env = _Environment(
         loader=jinja2.ChoiceLoader(loaders),
+        finalize=on_page,
         bytecode_cache=cache,
         # autoescape=True, not select_autoescape(): it would skip *.html.j2 (DESIGN-NOTES §5)
         autoescape=True,

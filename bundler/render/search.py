@@ -16,6 +16,8 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from bundler.shown import on_page
+
 TEXT_CAP = 300
 """Characters of body text kept per document: enough to match on, bounded file size."""
 
@@ -55,7 +57,7 @@ def _record(doc: SearchDoc) -> dict[str, str]:
     text = " ".join(doc.text.split())
     return {
         "id": doc.id,
-        "t": _cap(doc.title, TITLE_CAP),
+        "t": _cap(on_page(doc.title), TITLE_CAP),     # shown in the results
         "k": doc.kind,
         "x": _cap(text, TEXT_CAP),
         "u": doc.url,
