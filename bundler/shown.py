@@ -23,12 +23,13 @@ from typing import Any
 
 from markupsafe import Markup
 
-#: C0 and C1 controls, DEL, and the invisible characters that reorder or hide text:
-#: bidi marks, embeddings, overrides and isolates, zero-width characters, line and
-#: paragraph separators, and the byte-order mark.
-_ACTIVE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
-_ACTIVE_BUT_NEWLINE = re.compile(
-    "[\x00-\x09\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
+#: The invisible characters that reorder or hide text: bidi marks, embeddings,
+#: overrides and isolates, zero-width characters, the Arabic letter mark, the BOM.
+_REORDERING = "\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff"
+#: C0 and C1 controls and DEL but the newline, and the line and paragraph separators.
+_CONTROLS = "\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029"
+_ACTIVE = re.compile(f"[\n{_CONTROLS}{_REORDERING}]")
+_ACTIVE_BUT_NEWLINE = re.compile(f"[{_CONTROLS}{_REORDERING}]")
 
 
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
@@ -48,9 +49,8 @@ def shown(text: object, *, lines: bool = False) -> str:
     return (_ACTIVE_BUT_NEWLINE if lines else _ACTIVE).sub(_escape, str(text))
 
 
-#: Characters that reorder or hide the text around them on a page: bidi marks,
-#: embeddings, overrides and isolates, zero-width characters, the Arabic letter mark.
-REORDERING = re.compile("[\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+#: On a page, controls are inert; these are not.
+REORDERING = re.compile(f"[{_REORDERING}]")
 
 
 def _code_point(m: re.Match[str]) -> str:

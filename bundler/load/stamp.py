@@ -27,39 +27,55 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
 
 from bundler.errors import InputError
 
+Entry = tuple[bytes, Path, "os.stat_result | OSError"]
 
-def tree_stamp(root: str | os.PathLike[str]) -> str:
-    """The stamp (hex) of the file or folder tree at ``root``.
 
-    ``root`` itself may be a link (to the bundle folder or archive); below it,
-    links are stamped, not followed.  An entry that cannot be read is stamped
-    with its error, so a tree that becomes unreadable changes its stamp instead
-    of failing the comparison.
+def tree_entries(root: str | os.PathLike[str]) -> Iterator[Entry]:
+    """(name below ``root``, path, ``lstat`` or the error) of every entry of the tree at
+    ``root``, depth first with names sorted, so that two walks of one tree agree.
+
+    ``root`` itself (name ``b""``) is ``stat``-ed: it may be a link to the bundle
+    folder or archive.  Below it, links are reported, not followed.  A folder that
+    cannot be listed is reported a second time, with that error.
     """
-    h = hashlib.sha256()
     todo: list[tuple[bytes, Path]] = [(b"", Path(root))]
     while todo:
         name, path = todo.pop()
         try:
             st = os.lstat(path) if name else os.stat(path)
         except OSError as exc:
-            h.update(b"%d:%s !%d\x00" % (len(name), name, exc.errno or 0))
+            yield name, path, exc
             continue
-        h.update(b"%d:%s %o %d %d %d %d %d\x00" % (
-            len(name), name, st.st_mode, st.st_dev, st.st_ino, st.st_size,
-            st.st_mtime_ns, st.st_ctime_ns))
+        yield name, path, st
         if stat.S_ISDIR(st.st_mode):
             try:
                 names = sorted(os.listdir(path), reverse=True)   # popped in order
             except OSError as exc:
-                h.update(b"!%d\x00" % (exc.errno or 0))
+                yield name, path, exc
                 continue
             prefix = name + b"/" if name else b""
             todo += [(prefix + os.fsencode(n), path / n) for n in names]
+
+
+def tree_stamp(root: str | os.PathLike[str]) -> str:
+    """The stamp (hex) of the file or folder tree at ``root``.
+
+    An entry that cannot be read is stamped with its error, so a tree that becomes
+    unreadable changes its stamp instead of failing the comparison.
+    """
+    h = hashlib.sha256()
+    for name, _, st in tree_entries(root):
+        if isinstance(st, OSError):
+            h.update(b"%d:%s !%d\x00" % (len(name), name, st.errno or 0))
+        else:
+            h.update(b"%d:%s %o %d %d %d %d %d\x00" % (
+                len(name), name, st.st_mode, st.st_dev, st.st_ino, st.st_size,
+                st.st_mtime_ns, st.st_ctime_ns))
     return h.hexdigest()
 
 

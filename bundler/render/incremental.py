@@ -41,7 +41,7 @@ from pathlib import Path
 from bundler import __version__, layout
 from bundler.diagnostics import Severity
 from bundler.load.reopen import open_regular
-from bundler.load.stamp import tree_stamp
+from bundler.load.stamp import tree_entries, tree_stamp
 from bundler.output import SiteWriter
 from bundler.output.cache import Encoder, digest_text, tree_digest
 from bundler.output.manifest import PreviousSite, cache_dir, sha256_file
@@ -160,26 +160,23 @@ def _scan(root: Path) -> str | None:
 
     Names are hashed with their kind and place, so no two trees share a digest;
     anything but regular files and folders below ``root`` makes the tree
-    unpinnable (None).  ``root`` itself may be reached through a symlink.
+    unpinnable (None), as does any entry that cannot be read.  ``root`` itself may
+    be reached through a symlink.
     """
     data = hashlib.sha256()
-    todo = [("", root)]
     try:
-        while todo:
-            rel, path = todo.pop()
-            st = os.lstat(path) if rel else os.stat(path)
-            name = rel.encode("utf-8", "surrogateescape")
+        for name, path, st in tree_entries(root):
+            if isinstance(st, OSError):
+                return None
             if stat.S_ISREG(st.st_mode):
                 data.update(b"f%d:%s\x00" % (len(name), name))
                 with open_regular(path) as fh:
                     data.update(sha256_file(fh).digest())
             elif stat.S_ISDIR(st.st_mode):
                 data.update(b"d%d:%s\x00" % (len(name), name))
-                names = sorted(os.listdir(path), reverse=True)   # popped in order
-                todo += [(f"{rel}/{n}" if rel else n, path / n) for n in names]
             else:
                 return None
-    except OSError:
+    except OSError:             # a file gone, or swapped for a link, while it was read
         return None
     return data.hexdigest()
 
