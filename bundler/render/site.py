@@ -319,16 +319,16 @@ def _prepare(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteI
 
 def _reserve(out: SiteWriter, tasks: Iterable[PageTask]) -> None:
     """Claim every page's path.  Two objects' pages collide only when their ids differ in
-    characters a file name drops and share the 32-bit hash in it (``urls.slug``): ids
-    made to collide, which takes a bundle's author a second.  The site cannot show both,
-    so the build stops, naming them (the writer alone could name only the path)."""
+    characters a file name drops and share the hash in it (``urls.slug``): ids made to
+    collide, which takes a bundle's author a second for short ids.  The site cannot show
+    both, so the build stops, naming them (the writer alone could name only the path)."""
     owner: dict[str, PageTask] = {}
     for task in tasks:
         first = owner.setdefault(task.path, task)
         if first is not task:
             raise OutputError(f"the {first.kind} pages of {first.key!r} and {task.key!r} are "
                               f"both named {task.path!r}: ids that differ only in characters "
-                              "a file name drops and share its 8-digit hash (made to "
+                              "a file name drops and share the hash in it (made to "
                               "collide); the site cannot show both")
         out.reserve(task.path)
 
