@@ -19,7 +19,10 @@ What it cannot see: on a file system whose timestamps are coarse (Linux
 before 6.13 stamps files with the clock tick, a few milliseconds), a change
 to a file within that tick of an earlier change that kept its size.  A bundle
 written that close to the start of a build was still being written when the
-build began.
+build began.  Most of what is read again does not rest on the clock anyway:
+payload copies, payloads a viewer reads whole and the log lines of proofs are
+held to the hashes verified (``SiteWriter.copy_file``, ``ViewerJob``,
+``render.proofs``).
 """
 
 from __future__ import annotations

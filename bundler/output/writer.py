@@ -27,7 +27,7 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from bundler import interrupts
-from bundler.errors import OutputError
+from bundler.errors import InputError, OutputError
 from bundler.load.reopen import reopen
 from bundler.output.manifest import PreviousSite, sha256_file
 
@@ -143,15 +143,20 @@ class SiteWriter:
         dst.write_bytes(data)
         self.bytes_written += len(data)
 
-    def copy_file(self, rel: str, src: Path, *, from_bundle: bool = False) -> None:
+    def copy_file(self, rel: str, src: Path, *, from_bundle: bool = False,
+                  expect: str | None = None) -> None:
         """Copy ``src`` to ``rel``, or carry the old site's equal file over.
         ``from_bundle``: ``src`` is a file of the (untrusted) bundle, found to be a regular
         file reached through no link when the site's list of files was made; one swapped
-        for a link or a pipe since is refused (:func:`reopen`)."""
+        for a link or a pipe since is refused (:func:`reopen`).
+        ``expect``: the hex SHA-256 the bytes were verified to have.  The copy is hashed
+        anyway (the site's manifest needs it), so holding it to that costs nothing and
+        catches a rewrite the bundle's stamp cannot see (a coarse file-system clock)."""
         dst = self.reserve(rel)
         with reopen(src) if from_bundle else open(src, "rb") as fh:
             if self.carry_from is not None:
                 digest = sha256_file(fh).hexdigest()
+                _held_to(src, digest, expect)
                 if self.carry_from.carry(rel, digest, dst):
                     self._digests[rel] = digest
                     self.bytes_written += dst.stat().st_size
@@ -163,6 +168,7 @@ class SiteWriter:
                     h.update(chunk)
                     out.write(chunk)
                 self.bytes_written += out.tell()
+            _held_to(src, h.hexdigest(), expect)
             self._digests[rel] = h.hexdigest()
 
     def exists(self, rel: str) -> bool:
@@ -205,6 +211,12 @@ class SiteWriter:
                  tb: TracebackType | None) -> None:
         if exc_type is not None:
             self.abort()
+
+
+def _held_to(src: Path, digest: str, expect: str | None) -> None:
+    if expect is not None and digest != expect:
+        raise InputError(f"{src} changed during the build: its bytes no longer have the "
+                         f"SHA-256 verified ({expect[:16]}…)")
 
 
 #: Removals still running (kept referenced so they are reaped, not warned about).

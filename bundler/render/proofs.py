@@ -17,7 +17,8 @@ import bisect
 from collections.abc import Callable, Iterable
 
 from bundler import layout
-from bundler.integrity.merkle import MerkleTree
+from bundler.errors import InputError
+from bundler.integrity.merkle import MerkleTree, leaf_hash
 from bundler.integrity.proof import TlogProof
 from bundler.load.reopen import reopen
 from bundler.verify.result import CheckpointCheck, LoadedBundle
@@ -43,14 +44,23 @@ def checkpoint_finder(checkpoints: list[CheckpointCheck],
 
 
 def _read_lines(bundle: LoadedBundle, line_numbers: set[int]) -> dict[int, bytes]:
+    """The lines of the log the proofs carry, each checked against the leaf hash the
+    verifier computed for it.  The bundle's stamp catches a log rewritten during the
+    build only as finely as the file system's clock; a proof page must not show a line
+    other than the one proved, so these bytes are held to the hash, not to the clock."""
     out: dict[int, bytes] = {}
     if not line_numbers:
         return out
     last = max(line_numbers)
-    with reopen(bundle.root / layout.EVENTS) as fh:
+    path = bundle.root / layout.EVENTS
+    with reopen(path) as fh:
         for no, raw in enumerate(fh, start=1):
             if no in line_numbers:
-                out[no] = raw.rstrip(b"\n")
+                line = raw.rstrip(b"\n")
+                if leaf_hash(line) != bundle.leaf_hash(no - 1):
+                    raise InputError(f"{path} changed during the build: line {no} is not "
+                                     "the line verified")
+                out[no] = line
             if no >= last:
                 break
     return out

@@ -364,12 +364,16 @@ def _write_files(ctx: BuildContext, opts: BuildOptions, out: SiteWriter) -> None
     if not out.exists("assets/pygments.css"):
         out.write_text("assets/pygments.css", pygments_css())
     out.write_text("search/docs.js", search_docs_js(search_documents(ctx)))
+    verified = {st.path: st.file_sha256 for st in ctx.bundle.payloads.values()
+                if st.state.value == "verified" and st.path}
     for site_path, rel in bundle_copy_files(ctx):
-        out.copy_file(site_path, ctx.bundle.root / rel, from_bundle=True)
+        out.copy_file(site_path, ctx.bundle.root / rel, from_bundle=True,
+                      expect=verified.get(rel))
     for digest, st in sorted(ctx.bundle.payloads.items()):
         extra = file_copy_path(digest, st.media_type)
         if extra and st.state.value == "verified" and st.path:
-            out.copy_file(extra, ctx.bundle.root / st.path, from_bundle=True)
+            out.copy_file(extra, ctx.bundle.root / st.path, from_bundle=True,
+                          expect=st.file_sha256)
     events = ctx.bundle.events
     first: dict[int, int] = {}      # seq -> first position, only for a log out of order
     for seq, proof in sorted(ctx.proofs.items()):

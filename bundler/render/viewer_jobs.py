@@ -11,9 +11,11 @@ Run here or there, a job gives the same :class:`Viewer`.
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from dataclasses import dataclass
 
+from bundler.errors import InputError
 from bundler.load.reopen import reopen
 from bundler.render.highlight import pick_lexer
 from bundler.render.viewers import Viewer, render_payload
@@ -40,6 +42,10 @@ class ViewerJob:
     head: int
     src: str
     code: bool
+    #: The hex SHA-256 verified for the whole file, when ``head`` reads all of it: the
+    #: bytes shown are then held to it (the bundle's stamp is only as fine as the
+    #: file system's clock).  A longer file's head has no hash of its own to meet.
+    expect: str | None = None
 
     @property
     def key(self) -> tuple[object, ...]:
@@ -55,9 +61,12 @@ class ViewerJob:
             found = _memo.get(memo_key)
         if found is not None:
             return found
-        value = render_payload(read_head(self.src, self.head), self.media_type, self.name,
-                               file_href=self.href, max_bytes=self.shown,
-                               total_size=self.size)
+        data = read_head(self.src, self.head)
+        if self.expect is not None and hashlib.sha256(data).hexdigest() != self.expect:
+            raise InputError(f"{self.src} changed during the build: its bytes no longer have "
+                             f"the SHA-256 verified ({self.expect[:16]}…)")
+        value = render_payload(data, self.media_type, self.name, file_href=self.href,
+                               max_bytes=self.shown, total_size=self.size)
         _remember(memo_key, value)
         return value
 

@@ -173,7 +173,7 @@ def _payload_states(src: BundleSource, manifest: Manifest | None,
             rel if state in (PayloadState.VERIFIED, PayloadState.LEAKED) else None,
             redaction[1] if redaction else None,
             redaction[0].reason if redaction else None,
-            redaction[0].authority if redaction else None)
+            redaction[0].authority if redaction else None, ref.salted)
     for digest in sorted(entries):
         if digest not in ledger.commitments:
             sink.emit("RB406", f"manifest lists {digest}, which no event commits to",

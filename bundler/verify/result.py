@@ -39,6 +39,15 @@ class PayloadStatus:
     redaction_seq: int | None = None
     reason: str | None = None
     authority: str | None = None
+    #: The digest covers a salt before the bytes, so it is not the file's own SHA-256.
+    salted: bool = False
+
+    @property
+    def file_sha256(self) -> str | None:
+        """The hex SHA-256 the file's bytes were verified to have, when the digest says
+        it (an unsalted ``sha256:`` digest); what a later read is held to."""
+        algo, _, hexdigest = self.digest.partition(":")
+        return hexdigest if algo == "sha256" and not self.salted else None
 
 
 @dataclass(frozen=True, slots=True)

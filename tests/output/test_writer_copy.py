@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import cast
 
 import pytest
 from fixtures.bad import swap_file
 
 from bundler.errors import InputError
+from bundler.output.manifest import PreviousSite
 from bundler.output.writer import SiteWriter
 
 
@@ -75,3 +77,30 @@ def test_a_theme_asset_may_still_be_a_link(tmp_path: Path) -> None:
         out.copy_file("assets/site.css", link)
         target = out.commit()
     assert (target / "assets/site.css").read_text() == "body{}"
+
+
+@pytest.mark.parametrize("carry", [False, True], ids=["fresh", "carried"])
+def test_a_copy_is_held_to_the_digest_verified(carry: bool, tmp_path: Path) -> None:
+    """``expect``: bytes that no longer hash to what was verified stop the build, whether
+    they are copied or would be carried over from the previous site."""
+    src = tmp_path / "payload"
+    src.write_bytes(b"verified bytes")
+    good = hashlib.sha256(b"verified bytes").hexdigest()
+    with SiteWriter(tmp_path / "site") as out:
+        out.copy_file("bundle/p", src, from_bundle=True, expect=good)
+        out.commit()
+    src.write_bytes(b"verified byteZ")
+    with pytest.raises(InputError, match="no longer have the SHA-256 verified"), \
+            SiteWriter(tmp_path / "site") as out:
+        if carry:
+            out.carry_from = cast(PreviousSite, _CarriesAnything())
+        out.copy_file("bundle/p", src, from_bundle=True, expect=good)
+    assert (tmp_path / "site/bundle/p").read_bytes() == b"verified bytes"
+
+
+class _CarriesAnything:
+    """A previous site that has every file: the check must come before carrying."""
+
+    def carry(self, rel: str, digest: str, dst: Path) -> bool:
+        dst.write_bytes(b"from the previous site")
+        return True

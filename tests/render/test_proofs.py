@@ -3,11 +3,14 @@ claim, verifiable on its own, and unchanged when the log grows."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bundler.errors import InputError
 from bundler.integrity.note import parse_verifier_key
 from bundler.integrity.proof import TlogProof, verify_tlog_proof
 from bundler.render.proofs import checkpoint_finder, claim_proofs
@@ -65,3 +68,25 @@ def test_the_finder_picks_what_the_definition_picks(
     good = [c for c in checkpoints if c.root_matches and c.any_ok and c.size > seq]
     expected = min(good, key=lambda c: c.size) if good else None
     assert checkpoint_finder(checkpoints)(seq) is expected
+
+
+def test_a_line_rewritten_after_verification_is_never_proved(tmp_path: Path) -> None:
+    """The proof of a claim carries its line as read again for the page.  That line is
+    held to the leaf hash verified, not to the file's clock: a same-size rewrite (which a
+    coarse ctime can miss) stops the build instead of showing a line never proved."""
+    bundle_dir = tmp_path / "b"
+    shutil.copytree(BUNDLE, bundle_dir)
+    bundle = verify_bundle(bundle_dir, VerifyOptions(trusted_keys=(KEY,))).bundle
+    claim = next(e for e in bundle.events if e.type == "claim")
+    assert claim_proofs(bundle, [claim.seq])            # the bundle as verified: proved
+    log = bundle_dir / "events.jsonl"
+    lines = log.read_bytes().split(b"\n")
+    no = bundle.event_lines[claim.seq]
+    old = lines[no - 1]
+    lines[no - 1] = old.replace(b'"claim"', b'"cla1m"', 1)
+    assert len(lines[no - 1]) == len(old) and lines[no - 1] != old
+    log.write_bytes(b"\n".join(lines))
+    with pytest.raises(InputError) as info:
+        claim_proofs(bundle, [claim.seq])
+    assert info.value.code == "RB902"
+    assert f"line {no} is not the line verified" in str(info.value)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from html import unescape
@@ -11,7 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from bundler.errors import InputError
 from bundler.render.highlight import DARK_STYLE, LIGHT_STYLE, pygments_css
+from bundler.render.viewer_jobs import ViewerJob
 from bundler.render.viewers import HTML_SANDBOX_CSP, Viewer, render_payload, viewer_category
 from bundler.render.viewers_common import human_size
 from bundler.render.viewers_json import MAX_NODES, count_nodes
@@ -553,3 +556,17 @@ def test_hostile_html_and_svg_stay_inert_in_chromium(tmp_path: Path) -> None:
         # every complaint comes from inside the sandbox, none from the page itself
         assert log.console_errors
         assert all(m.endswith("@ about:srcdoc") for m in log.console_errors), log.console_errors
+
+
+def test_a_viewer_of_a_whole_file_is_held_to_its_hash(tmp_path: Path) -> None:
+    """A payload the viewer reads whole is shown only as the bytes verified: rewritten
+    since (same size, which a coarse file-system clock can miss), it stops the build."""
+    src = tmp_path / "notes.txt"
+    src.write_bytes(b"rewritten after verification\n")
+    verified = hashlib.sha256(b"as verified, same length ok!\n").hexdigest()
+    job = ViewerJob(f"sha256:{verified}", 29, "text/plain", "notes.txt", "../f", 1000, 1000,
+                    str(src), False, verified)
+    with pytest.raises(InputError, match="no longer have the SHA-256 verified"):
+        job.run()
+    src.write_bytes(b"as verified, same length ok!\n")
+    assert "as verified" in job.run().html

@@ -106,7 +106,8 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Deferred | No
     shown = CODE_MAX_BYTES if category == "code" else TEXT_MAX_BYTES
     head = shown * PARSE_FACTOR if category in ("json", "csv") else shown
     job = ViewerJob(payload.digest, payload.size, payload.media_type, payload.name, href,
-                    shown, head, str(ctx.bundle.root / status.path), category == "code")
+                    shown, head, str(ctx.bundle.root / status.path), category == "code",
+                    status.file_sha256 if status.size <= head else None)
     return Deferred(job.key, job.run, job)
 
 
