@@ -418,7 +418,7 @@ def test_a_full_disk_is_an_output_error_not_a_bug(
         raise OSError(getattr(errno, code), os.strerror(getattr(errno, code)),
                       str(tmp_path / "site"))
 
-    monkeypatch.setattr(site, "_write_files", full)
+    monkeypatch.setattr(site, "write_files", full)
     assert main(["build", str(built.path), "-o", str(tmp_path / "site"), "-q",
                  "-j", "1"]) == 1
     err = capsys.readouterr().err
@@ -436,6 +436,6 @@ def test_any_other_os_error_is_still_reported_as_a_bug(
         raise OSError(22, "Invalid argument")
 
     monkeypatch.delenv("REVIEW_BUNDLER_DEBUG", raising=False)
-    monkeypatch.setattr(site, "_write_files", odd)
+    monkeypatch.setattr(site, "write_files", odd)
     assert main(["build", str(built.path), "-o", str(tmp_path / "site"), "-q"]) == 1
     assert "internal error [RB900]: OSError" in capsys.readouterr().err

@@ -9,6 +9,7 @@ different events.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -98,6 +99,14 @@ def read_lines(fh: BinaryIO, cap: int, end: int | None = None
                          "was cut off mid-write (a writer crash?); it is ignored and was "
                          "never signed")
             return
+
+
+def leaf_hashes(fh: BinaryIO, cap: int) -> Iterator[bytes]:
+    """The leaf hash of each line of ``fh`` as verification hashes it (a line over
+    ``cap`` bytes as an empty one; a cut-off last line not at all), in order."""
+    for data, _ in read_lines(fh, cap):
+        if data is not None:
+            yield hashlib.sha256(b"\x00" + data).digest()
 
 
 def _skip_rest_of_line(fh: Any) -> int:

@@ -19,10 +19,10 @@ What it cannot see: on a file system whose timestamps are coarse (Linux
 before 6.13 stamps files with the clock tick, a few milliseconds), a change
 to a file within that tick of an earlier change that kept its size.  A bundle
 written that close to the start of a build was still being written when the
-build began.  Most of what is read again does not rest on the clock anyway:
-payload copies, payloads a viewer reads whole and the log lines of proofs are
-held to the hashes verified (``SiteWriter.copy_file``, ``ViewerJob``,
-``render.proofs``).
+build began.  So nothing read again rests on the clock alone: every byte a
+build reads after verifying it is also held to a hash verification took
+(payload copies and heads, the log and its proof lines, the side files; see
+``tests/load/test_held_reads.py``).
 """
 
 from __future__ import annotations

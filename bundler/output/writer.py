@@ -174,6 +174,12 @@ class SiteWriter:
     def exists(self, rel: str) -> bool:
         return rel in self.written
 
+    def path(self, rel: str) -> Path:
+        """Where the file written as ``rel`` is, until the commit moves it."""
+        if rel not in self.written:
+            raise KeyError(rel)
+        return self.tmp / rel
+
     def commit(self) -> Path:
         """Swap the new site in: old -> backup, new -> target; the backup goes away
         in the background."""

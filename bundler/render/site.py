@@ -23,7 +23,6 @@ from __future__ import annotations
 import dataclasses
 import errno
 import functools
-import json
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -57,8 +56,7 @@ from bundler.render.chunks import (
     RenderJob,
     event_key_for,
 )
-from bundler.render.environment import make_environment, theme_assets
-from bundler.render.highlight import pygments_css
+from bundler.render.environment import make_environment
 from bundler.render.incremental import (
     Inputs,
     build_inputs,
@@ -71,17 +69,13 @@ from bundler.render.incremental import (
 from bundler.render.ledger import PageLedger
 from bundler.render.page_deps import PageDeps
 from bundler.render.page_html import CSP, MIN_GRAPH_SCALE, RenderSetup, SiteInfo, size_svg
-from bundler.render.pages.artifacts import file_copy_path
 from bundler.render.pages.base import NAV, BuildContext
-from bundler.render.pages.integrity import bundle_copy_files
 from bundler.render.pages.plan import PageTask, final_pages, plan_pages
 from bundler.render.proofs import claim_proofs
-from bundler.render.search import search_docs_js
-from bundler.render.search_index import search_documents
-from bundler.render.urls import Linker, check_base_url, slug
+from bundler.render.site_files import site_report_json, write_files
+from bundler.render.urls import Linker, check_base_url
 from bundler.render.workers import render_all
-from bundler.reports import TRUST_TEXT, to_json_obj, to_sarif
-from bundler.schema import SCHEMA_PATH
+from bundler.reports import TRUST_TEXT
 from bundler.verify import Verdict, VerificationReport, VerifyOptions, verify_bundle
 
 __all__ = ["CSP", "MIN_GRAPH_SCALE", "BuildOptions", "BuildResult", "SiteInfo", "build_site",
@@ -269,7 +263,7 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
     records = DepsWriter(out.target, salt) if deps is not None else None
     try:
         for result in render_all(job, tasks, last, opts.jobs,
-                                 lambda: _write_files(ctx, opts, out)):
+                                 lambda: write_files(ctx, opts.theme, out)):
             if result.deps is not None and records is not None:
                 records.write(result.deps)      # streamed: results stay small
                 result = dataclasses.replace(result, deps=None)
@@ -355,51 +349,3 @@ def _finish(ctx: BuildContext, out: SiteWriter, ledger: PageLedger, pages: set[s
         forget_deps(deps_path(target))
     return BuildResult(target, ctx.report, ctx.report.verdict(), ledger.pages, files, size,
                        ledger.graphs, time.perf_counter() - started, ledger.reused)
-
-
-def _write_files(ctx: BuildContext, opts: BuildOptions, out: SiteWriter) -> None:
-    """Everything that is not a rendered page: assets, copies, proofs, search, reports."""
-    for rel, src in theme_assets(opts.theme):
-        out.copy_file(f"assets/{rel}", src)
-    if not out.exists("assets/pygments.css"):
-        out.write_text("assets/pygments.css", pygments_css())
-    out.write_text("search/docs.js", search_docs_js(search_documents(ctx)))
-    verified = {st.path: st.file_sha256 for st in ctx.bundle.payloads.values()
-                if st.state.value == "verified" and st.path}
-    for site_path, rel in bundle_copy_files(ctx):
-        out.copy_file(site_path, ctx.bundle.root / rel, from_bundle=True,
-                      expect=verified.get(rel))
-    for digest, st in sorted(ctx.bundle.payloads.items()):
-        extra = file_copy_path(digest, st.media_type)
-        if extra and st.state.value == "verified" and st.path:
-            out.copy_file(extra, ctx.bundle.root / st.path, from_bundle=True,
-                          expect=st.file_sha256)
-    events = ctx.bundle.events
-    first: dict[int, int] = {}      # seq -> first position, only for a log out of order
-    for seq, proof in sorted(ctx.proofs.items()):
-        if seq < len(events) and events[seq].seq == seq:
-            pos = seq               # a valid chain: position == seq
-        else:
-            if not first:
-                for i, e in enumerate(events):
-                    first.setdefault(e.seq, i)
-            pos = first[seq]
-        claim = ctx.idx.by_id.get(events[pos].id)
-        if claim is not None:
-            out.write_text(f"proofs/{slug(claim.id)}.tlog-proof", proof)
-    out.write_text("report/validation.json", site_report_json(ctx.report))
-    out.write_text("report/validation.sarif", to_sarif(ctx.report))
-    # the committed file (a test keeps it equal to what the models generate): copied,
-    # or linked from the previous site, instead of generated in every build
-    out.copy_file("schema/review-bundle.schema.json", SCHEMA_PATH)
-
-
-def site_report_json(report: VerificationReport) -> str:
-    """The validation report as shipped in the site, naming the bundle by file name only.
-
-    The CLI report says where the bundle was; a site must not depend on the
-    build machine's paths (nor on the working directory of the build).
-    """
-    obj = to_json_obj(report)
-    obj["bundle"] = Path(str(obj["bundle"])).name
-    return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

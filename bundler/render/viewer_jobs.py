@@ -42,9 +42,9 @@ class ViewerJob:
     head: int
     src: str
     code: bool
-    #: The hex SHA-256 verified for the whole file, when ``head`` reads all of it: the
-    #: bytes shown are then held to it (the bundle's stamp is only as fine as the
-    #: file system's clock).  A longer file's head has no hash of its own to meet.
+    #: The hex SHA-256 verified for the ``head`` bytes read (the whole file's, or one of
+    #: verification's prefix hashes): the bytes shown are held to it, since the bundle's
+    #: stamp is only as fine as the file system's clock.  None: no such hash was taken.
     expect: str | None = None
 
     @property

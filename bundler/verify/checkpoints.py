@@ -7,6 +7,7 @@ only carries its own keys proves integrity, not authorship (DESIGN-NOTES §2).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -59,7 +60,10 @@ class ParsedCheckpoint:
 
 
 def read_checkpoints(src: BundleSource, ring: KeyRing, origin: str | None,
-                     sink: DiagnosticSink, max_bytes: int) -> list[ParsedCheckpoint]:
+                     sink: DiagnosticSink, max_bytes: int,
+                     seen: dict[str, str] | None = None) -> list[ParsedCheckpoint]:
+    """The checkpoints that parse, with their signatures checked.  ``seen`` gets the hex
+    SHA-256 of each file read, by path: what a copy of it is later held to."""
     out: list[ParsedCheckpoint] = []
     for rel in src.files(under=layout.CHECKPOINTS):
         loc = Location(path=rel)
@@ -72,7 +76,10 @@ def read_checkpoints(src: BundleSource, ring: KeyRing, origin: str | None,
             sink.emit("RB304", f"checkpoint file is larger than {max_bytes} bytes", loc)
             continue
         try:
-            text = p.read_bytes().decode("utf-8")
+            data = p.read_bytes()
+            if seen is not None:
+                seen[rel] = hashlib.sha256(data).hexdigest()
+            text = data.decode("utf-8")
             body, sigs = split_note(text)
             cp = Checkpoint.parse(body)
         except (UnicodeDecodeError, NoteFormatError, ValueError) as exc:

@@ -51,21 +51,41 @@ def _read_salt(path: str | os.PathLike[str]) -> bytes:
         return fh.read(17)
 
 
-def _hash_file(src: BundleSource, rel: str, salt: bytes) -> tuple[str, int] | None:
+#: Lengths of the heads the build reads of a larger payload to show it (a code viewer's
+#: 32 KiB, a text viewer's 256 KiB, what a JSON or CSV viewer parses).  Verification
+#: takes the SHA-256 of each prefix as it passes, so that a head read again is held to
+#: bytes verified too, without reading the rest of a multi-GB file a second time.
+HEAD_PREFIXES = (32 << 10, 256 << 10, 1 << 20)
+_CHUNK = 1 << 20
+
+
+def _hash_file(src: BundleSource, rel: str, salt: bytes) -> FileHashes | None:
+    """(digest, size, the file's own hex SHA-256, its prefix hashes).  A salted digest is
+    not the file's hash, and the build holds what it reads again to the file's hash, so
+    a salted file is hashed twice in the one read (salted payloads are few: secrets)."""
     p = src.regular_file_name(rel)
     if p is None:
         return None
     h = hashlib.sha256(salt)
+    own = hashlib.sha256() if salt else h
     size = 0
+    heads: list[tuple[int, str]] = []
     with open(p, "rb") as fh:
-        while chunk := fh.read(1 << 20):
+        while chunk := fh.read(min([_CHUNK] + [m - size for m in HEAD_PREFIXES if m > size])):
             h.update(chunk)
+            if own is not h:
+                own.update(chunk)
             size += len(chunk)
-    return "sha256:" + h.hexdigest(), size
+            if size in HEAD_PREFIXES:
+                heads.append((size, own.hexdigest()))
+    return ("sha256:" + h.hexdigest(), size, own.hexdigest(),
+            tuple((n, hexdigest) for n, hexdigest in heads if n < size))
 
 
+#: What :func:`_hash_file` gives: (digest, size, own hex SHA-256, (prefix, hex) pairs).
+FileHashes = tuple[str, int, str, tuple[tuple[int, str], ...]]
 #: (path, salt) -> what :func:`_hash_file` gives for them
-Hashes = dict[tuple[str, bytes], "tuple[str, int] | None"]
+Hashes = dict[tuple[str, bytes], "FileHashes | None"]
 
 
 def manifest_files(manifest: Manifest | None) -> list[tuple[str, bool]]:
@@ -173,7 +193,8 @@ def _payload_states(src: BundleSource, manifest: Manifest | None,
             rel if state in (PayloadState.VERIFIED, PayloadState.LEAKED) else None,
             redaction[1] if redaction else None,
             redaction[0].reason if redaction else None,
-            redaction[0].authority if redaction else None, ref.salted)
+            redaction[0].authority if redaction else None,
+            *((got[2], got[3]) if got is not None and state is PayloadState.VERIFIED else ()))
     for digest in sorted(entries):
         if digest not in ledger.commitments:
             sink.emit("RB406", f"manifest lists {digest}, which no event commits to",
@@ -181,7 +202,7 @@ def _payload_states(src: BundleSource, manifest: Manifest | None,
     return states
 
 
-def _state(digest: str, got: tuple[str, int] | None, ref: Commitment, redacted: bool,
+def _state(digest: str, got: FileHashes | None, ref: Commitment, redacted: bool,
            sink: DiagnosticSink, loc: Location, rel: str) -> PayloadState:
     if got is None:
         if redacted:
@@ -189,7 +210,7 @@ def _state(digest: str, got: tuple[str, int] | None, ref: Commitment, redacted: 
         sink.emit("RB401", f"{digest} ({ref.name or ref.media_type}) is missing from {rel} and "
                   "no redaction record explains it", loc)
         return PayloadState.MISSING
-    actual, size = got
+    actual, size = got[0], got[1]
     if actual != digest:
         sink.emit("RB400", f"{rel}: expected {digest}, computed {actual}", loc)
         return PayloadState.CORRUPT

@@ -6,8 +6,11 @@ import enum
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from bundler.diagnostics import Diagnostic, DiagnosticSink, Severity
+from bundler.load.events import leaf_hashes
+from bundler.load.limits import DEFAULT_LIMITS
 from bundler.model.events import EventBase
 from bundler.model.metadata import BundleMetadata, Manifest
 
@@ -39,15 +42,21 @@ class PayloadStatus:
     redaction_seq: int | None = None
     reason: str | None = None
     authority: str | None = None
-    #: The digest covers a salt before the bytes, so it is not the file's own SHA-256.
-    salted: bool = False
+    #: The hex SHA-256 of the file's own bytes, read while verifying them (a salted
+    #: digest is not it): what a later read of a verified file is held to.
+    file_sha256: str | None = None
+    #: (n, hex SHA-256 of the first n bytes) for the ``HEAD_PREFIXES`` shorter than the
+    #: file, taken in the same read: what a later read of a head is held to.
+    head_sha256: tuple[tuple[int, str], ...] = ()
 
-    @property
-    def file_sha256(self) -> str | None:
-        """The hex SHA-256 the file's bytes were verified to have, when the digest says
-        it (an unsalted ``sha256:`` digest); what a later read is held to."""
-        algo, _, hexdigest = self.digest.partition(":")
-        return hexdigest if algo == "sha256" and not self.salted else None
+    def held_hash(self, n: int) -> str | None:
+        """The hex SHA-256 that the first ``n`` bytes of the file were verified to have
+        (the whole file's when ``n`` covers it), or None when no such hash was taken."""
+        # a prefix first: ``size`` is the committed size, which RB403 may have found wrong
+        for m, hexdigest in self.head_sha256:
+            if m == n:
+                return hexdigest
+        return self.file_sha256 if n >= self.size else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,12 +161,31 @@ class LoadedBundle:
     event_lines: EventLines = field(default_factory=EventLines)  # seq -> line number
     payloads: dict[str, PayloadStatus] = field(default_factory=dict)
     checkpoints: list[CheckpointCheck] = field(default_factory=list)
+    #: Bundle-relative path -> hex SHA-256 of the bytes verification read from it, for
+    #: the files read whole (bundle.json, manifest.json, checkpoints): what the site's
+    #: copy of each is held to.
+    file_sha256: dict[str, str] = field(default_factory=dict)
+    #: The longest line read (``Limits.max_line_bytes``); a longer one was hashed as empty.
+    max_line_bytes: int = DEFAULT_LIMITS.max_line_bytes
 
     def leaf_hash(self, index: int) -> bytes:
         return bytes(self.leaf_hashes[index * 32:(index + 1) * 32])
 
     def leaves(self) -> list[bytes]:
         return [self.leaf_hash(i) for i in range(len(self.leaf_hashes) // 32)]
+
+    def is_log_verified(self, fh: BinaryIO) -> bool:
+        """``fh`` holds exactly the lines verified: a copy of the log is held to the
+        chain itself, since no single hash of the whole file was ever taken."""
+        want, pos, got = self.leaf_hashes, 0, bytearray()
+        for leaf in leaf_hashes(fh, self.max_line_bytes):
+            got += leaf
+            if len(got) >= 1 << 16:     # compared in blocks: memory stays flat
+                if got != want[pos:pos + len(got)]:
+                    return False
+                pos += len(got)
+                got.clear()
+        return pos + len(got) == len(want) and got == want[pos:]
 
 
 @dataclass

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import functools
+import hashlib
 import os
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager, nullcontext
@@ -99,7 +100,7 @@ def verify_bundle(path: str | os.PathLike[str], options: VerifyOptions | None = 
 
 
 def _read_model(src: BundleSource, rel: str, model: type[BaseModel], missing: str,
-                invalid: str, sink: DiagnosticSink, limits: Limits) -> Any:
+                invalid: str, sink: DiagnosticSink, limits: Limits, seen: dict[str, str]) -> Any:
     p = src.path(rel)
     if p is None or not p.is_file():
         sink.emit(missing, f"{rel} is missing", Location(path=rel))
@@ -109,7 +110,9 @@ def _read_model(src: BundleSource, rel: str, model: type[BaseModel], missing: st
                   Location(path=rel))
         return None
     try:
-        obj = parse_strict(p.read_bytes())
+        data = p.read_bytes()
+        seen[rel] = hashlib.sha256(data).hexdigest()
+        obj = parse_strict(data)
         return model.model_validate(obj)
     except CanonicalError as exc:
         sink.emit(invalid, f"{rel}: {exc}", Location(path=rel))
@@ -128,11 +131,13 @@ def _verify(src: BundleSource, opts: VerifyOptions, pinned: tuple[VerifierKey, .
             sink: DiagnosticSink) -> VerificationReport:
     limits = opts.limits
     # Step 2: side files.
+    seen: dict[str, str] = {}
     meta: BundleMetadata | None = _read_model(src, layout.METADATA, BundleMetadata, "RB105",
-                                              "RB108", sink, limits)
+                                              "RB108", sink, limits, seen)
     manifest: Manifest | None = _read_model(src, layout.MANIFEST, Manifest, "RB106", "RB109",
-                                            sink, limits)
-    bundle = LoadedBundle(source_path=src.origin, root=src.root, metadata=meta, manifest=manifest)
+                                            sink, limits, seen)
+    bundle = LoadedBundle(source_path=src.origin, root=src.root, metadata=meta, manifest=manifest,
+                          file_sha256=seen, max_line_bytes=limits.max_line_bytes)
     report = VerificationReport(bundle, sink, tuple(k.to_text() for k in pinned))
     report.steps_completed.append("side files")
     # Step 4 begins first: worker processes (if any) analyse the log, and then hash the
@@ -144,7 +149,7 @@ def _verify(src: BundleSource, opts: VerifyOptions, pinned: tuple[VerifierKey, .
         # Step 3: checkpoints and signatures.
         ring = KeyRing(pinned, declared_keys(meta.keys, sink) if meta else ())
         parsed = read_checkpoints(src, ring, meta.origin if meta else None, sink,
-                                  limits.max_side_file_bytes)
+                                  limits.max_side_file_bytes, seen)
         report.steps_completed.append("checkpoint signatures")
         # Step 4: the event stream.
         if events_path is None or results is None:

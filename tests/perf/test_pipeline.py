@@ -178,7 +178,7 @@ def test_a_failing_copy_fails_the_build_and_keeps_the_old_site(
     def fail(*_args: object) -> None:
         raise OutputError("disk full")
 
-    monkeypatch.setattr(site_mod, "_write_files", fail)
+    monkeypatch.setattr(site_mod, "write_files", fail)
     with pytest.raises(OutputError, match="disk full"):
         build(synth_3k, out, jobs=2, incremental=False)   # unchanged: would copy nothing
     assert tree(out) == before

@@ -120,7 +120,8 @@ def tiny_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
 def _summary(path: Path, workers: int) -> list[object]:
     report = verify_bundle(path, VerifyOptions(keep_events=False, workers=workers))
     return [[(d.code, d.severity, d.message, str(d.location)) for d in report.diagnostics],
-            sorted((k, v.state, v.path, v.size) for k, v in report.bundle.payloads.items())]
+            sorted((k, v.state, v.path, v.size, v.file_sha256, v.head_sha256)
+                   for k, v in report.bundle.payloads.items())]
 
 
 def _count_main_hashes(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bytes]]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from hashlib import sha256
 from pathlib import Path
 
 import pytest
@@ -25,6 +26,7 @@ from fixtures.builders import (
 from bundler import layout
 from bundler.author import BundleWriter
 from bundler.verify import PayloadState
+from bundler.verify.payloads import HEAD_PREFIXES
 
 KEY = make_signer().verifier().to_text()
 
@@ -172,3 +174,41 @@ def test_manifest_claims_redacted_but_log_does_not(tmp_path: Path) -> None:
     manifest["payloads"][0]["state"] = "redacted"
     (path / layout.MANIFEST).write_text(json.dumps(manifest))
     assert codes(verify(path, pin=KEY)) == {"RB410"}
+
+
+def test_a_verified_file_keeps_its_own_hash_and_its_heads(tmp_path: Path) -> None:
+    """Verification keeps, from its one read of each file, the file's own SHA-256 (not
+    the digest when salted) and the SHA-256 of each head prefix shorter than the file:
+    what the build holds later reads to.  A file not verified keeps none."""
+    sizes = {"exact": HEAD_PREFIXES[0], "one more": HEAD_PREFIXES[0] + 1,
+             "salted": HEAD_PREFIXES[-1] + 5, "corrupt": HEAD_PREFIXES[1] + 7}
+    blobs = {k: bytes(i % 251 for i in range(n)) for k, n in sizes.items()}
+    signer = make_signer()
+    refs = {}
+    with BundleWriter.create(tmp_path / "b", title="heads", signer=signer,
+                             clock=StepClock()) as w:
+        w.append("run", id="run-1", title="t", objective="o", run="run-1", stream="agent-1")
+        w.append("stream", id="agent-1", kind="agent", name="a", run="run-1")
+        for k, data in blobs.items():
+            refs[k] = w.put_payload(data, "application/octet-stream",
+                                    salt=bytes(16) if k == "salted" else None)
+            w.append("individual", id=f"blob-{k.replace(' ', '-')}", kind="report", name=k,
+                     payload=refs[k].model_dump(), run="run-1", stream="agent-1")
+    corrupt = tmp_path / "b" / layout.payload_path(refs["corrupt"].digest)
+    corrupt.write_bytes(b"\xff" + blobs["corrupt"][1:])
+    payloads = verify(tmp_path / "b", pin=signer.verifier().to_text()).bundle.payloads
+    for k, data in blobs.items():
+        status = payloads[refs[k].digest]
+        if k == "corrupt":
+            assert status.state is PayloadState.CORRUPT
+            assert (status.file_sha256, status.head_sha256) == (None, ())
+            continue
+        assert status.file_sha256 == sha256(data).hexdigest()
+        assert status.head_sha256 == tuple((n, sha256(data[:n]).hexdigest())
+                                           for n in HEAD_PREFIXES if n < len(data))
+        assert status.held_hash(len(data)) == status.file_sha256
+        assert status.held_hash(HEAD_PREFIXES[0]) == sha256(data[:HEAD_PREFIXES[0]]).hexdigest()
+        assert status.held_hash(10) is None
+    assert refs["salted"].digest != "sha256:" + sha256(blobs["salted"]).hexdigest()
+    assert len(payloads[refs["salted"].digest].head_sha256) == 3
+    assert payloads[refs["exact"].digest].head_sha256 == ()

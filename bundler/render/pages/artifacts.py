@@ -107,7 +107,7 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Deferred | No
     head = shown * PARSE_FACTOR if category in ("json", "csv") else shown
     job = ViewerJob(payload.digest, payload.size, payload.media_type, payload.name, href,
                     shown, head, str(ctx.bundle.root / status.path), category == "code",
-                    status.file_sha256 if status.size <= head else None)
+                    status.held_hash(head))
     return Deferred(job.key, job.run, job)
 
 
