@@ -30,7 +30,7 @@ from bundler.render.urls import artifact_href, payload_href
 from bundler.verify.payloads import HEAD_PREFIXES
 from bundler.verify.verifier import VerifyOptions, verify_bundle
 
-from .conftest import AfterVerification
+from .conftest import AfterVerification, rebuild_stops
 from .test_stamp import _rewrite_in_place
 
 
@@ -79,17 +79,7 @@ def test_what_a_coarse_clock_misses_the_hashes_catch(
     claim line (its proof), any other line (the log's copy), and the manifest, the
     metadata and a checkpoint (their copies).  The build stops, the previous site
     stays, and the rewritten bytes reach no file of it."""
-    ref = make_valid_bundle(tmp_path / "bundle")
-    out = tmp_path / "site"
-    opts = BuildOptions(output=out, trusted_keys=(ref.verifier_key_text,), jobs=1,
-                        incremental=incremental)
-    build_site(ref.path, opts)
-    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    after_verification(lambda: _COARSE[change](ref.path))
-    with pytest.raises(InputError, match="changed during the build"):
-        build_site(ref.path, dataclasses.replace(opts, title="made again"))
-    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["bundle", "site"]
+    rebuild_stops(tmp_path, incremental, after_verification, _COARSE[change])
 
 
 def test_a_log_copy_is_held_line_by_line(tmp_path: Path) -> None:
