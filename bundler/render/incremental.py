@@ -34,8 +34,9 @@ import shutil
 import stat
 import subprocess
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bundler import __version__, layout
@@ -126,15 +127,28 @@ class Inputs:
     file of the bundle; ``stamp`` (:func:`tree_stamp`) covers only their
     metadata, so it is cheap to take again after the build: if it moved, the
     bundle changed while it was being read, and the digest is not recorded
-    (:meth:`unchanged`).
+    (:meth:`unchanged`).  ``files`` keeps each file's SHA-256, so that the
+    digest is also recorded only if it describes the bytes verification read
+    (:meth:`agrees`): the stamp cannot see a rewrite within one tick of a coarse
+    file-system clock, and a next build of the same digest skips verification.
     """
 
     bundle: Path
     digest: str
     stamp: str
+    files: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
 
     def unchanged(self) -> bool:
         return tree_stamp(self.bundle) == self.stamp
+
+    def agrees(self, verified: Mapping[str, str]) -> bool:
+        """Every file verification hashed (bundle-relative path -> hex SHA-256 of the
+        bytes it read) had those bytes when this digest was taken.  An archive is
+        digested whole and verified from a private extraction: its stamp alone answers."""
+        if "" in self.files:
+            return True
+        return all(self.files.get(rel) == bytes.fromhex(hexdigest)
+                   for rel, hexdigest in verified.items())
 
 
 def build_inputs(bundle_path: str | os.PathLike[str], environment: str, *,
@@ -145,18 +159,20 @@ def build_inputs(bundle_path: str | os.PathLike[str], environment: str, *,
     skips verification."""
     path = Path(bundle_path).absolute()
     stamp = tree_stamp(path)        # first: a file written while it is read moves it
-    content = _scan(path)
+    files: dict[str, bytes] = {}
+    content = _scan(path, files)
     if content is None:
         return None
     options = Encoder(None).encode((
         "inputs v1", environment, str(path), list(trusted_keys),
         sorted((code, int(level)) for code, level in severity_overrides.items()),
         title, base_url))
-    return Inputs(path, digest_text(f"{options}\x00{content}"), stamp)
+    return Inputs(path, digest_text(f"{options}\x00{content}"), stamp, files)
 
 
-def _scan(root: Path) -> str | None:
-    """The content digest of the file or folder tree at ``root``.
+def _scan(root: Path, files: dict[str, bytes]) -> str | None:
+    """The content digest of the file or folder tree at ``root``; ``files`` gets the
+    SHA-256 of each regular file, by bundle-relative path.
 
     Names are hashed with their kind and place, so no two trees share a digest;
     anything but regular files and folders below ``root`` makes the tree
@@ -171,7 +187,8 @@ def _scan(root: Path) -> str | None:
             if stat.S_ISREG(st.st_mode):
                 data.update(b"f%d:%s\x00" % (len(name), name))
                 with open_regular(path) as fh:
-                    data.update(sha256_file(fh).digest())
+                    files[os.fsdecode(name)] = own = sha256_file(fh).digest()
+                data.update(own)
             elif stat.S_ISDIR(st.st_mode):
                 data.update(b"d%d:%s\x00" % (len(name), name))
             else:

@@ -72,7 +72,7 @@ from bundler.render.page_html import CSP, MIN_GRAPH_SCALE, RenderSetup, SiteInfo
 from bundler.render.pages.base import NAV, BuildContext
 from bundler.render.pages.plan import PageTask, final_pages, plan_pages
 from bundler.render.proofs import claim_proofs
-from bundler.render.site_files import site_report_json, write_files
+from bundler.render.site_files import LOG_COPY, site_report_json, verified_reads, write_files
 from bundler.render.urls import Linker, check_base_url
 from bundler.render.workers import render_all
 from bundler.reports import TRUST_TEXT
@@ -174,8 +174,11 @@ def _build_site(bundle_path: str | os.PathLike[str], opts: BuildOptions) -> Buil
                     previous = PreviousSite.load(out.previous, salt)
                     out.carry_from = previous   # files of the same bytes are linked
             if previous is not None and previous.summary.bundle == fingerprint:
+                # the same leaf hashes: the previous copy of the log is of these lines
+                log = previous.entries.get(LOG_COPY)
                 summary = _summary(previous.summary.bundle, previous.summary.pages,
-                                   previous.summary.graphs, inputs, report)
+                                   previous.summary.graphs, inputs, report,
+                                   verified_reads(report.bundle, log.digest if log else None))
                 carried = _carry_over(previous, out, opts, salt, summary, report,
                                       report.verdict(), started)
                 if carried is not None:     # nothing changed: the previous site, verified
@@ -227,10 +230,12 @@ def _carry_over(previous: PreviousSite, out: SiteWriter, opts: BuildOptions, sal
 
 
 def _summary(fingerprint: str, pages: int, graphs: int, inputs: Inputs | None,
-             report: VerificationReport) -> SiteSummary:
+             report: VerificationReport, reads: dict[str, str]) -> SiteSummary:
     """The manifest summary; the inputs digest only if the bundle did not move under
-    the build (then the next build of the same inputs may skip verification)."""
-    pinned = inputs is not None and inputs.unchanged()
+    the build (then the next build of the same inputs may skip verification): its
+    stamp did not move, and every file verification read had, when the digest was
+    taken, the bytes verification read (``reads``: :func:`verified_reads`)."""
+    pinned = inputs is not None and inputs.unchanged() and inputs.agrees(reads)
     return SiteSummary(fingerprint, pages, graphs,
                        inputs.digest if pinned and inputs is not None else NO_INPUTS,
                        report.verdict().words())
@@ -337,10 +342,13 @@ def _finish(ctx: BuildContext, out: SiteWriter, ledger: PageLedger, pages: set[s
         for rel in sorted(out.written - pages):
             ledger.add_file(rel, out.digest(rel))
     files, size = len(out.written) + 1, out.bytes_written
+    reads = verified_reads(ctx.bundle, out.digest(LOG_COPY) if out.exists(LOG_COPY) else None
+                           ) if fingerprint is not None else {}
     target = out.commit()
     if fingerprint is not None:
         save_manifest(target, manifest_chunks(
-            salt, _summary(fingerprint, ledger.pages, ledger.graphs, inputs, ctx.report),
+            salt, _summary(fingerprint, ledger.pages, ledger.graphs, inputs, ctx.report,
+                           reads),
             ledger.rows()))
         if records is not None:
             records.commit()

@@ -26,6 +26,10 @@ from bundler.render.urls import slug
 from bundler.reports import to_json_obj, to_sarif
 from bundler.schema import SCHEMA_PATH
 from bundler.verify import VerificationReport
+from bundler.verify.result import LoadedBundle
+
+#: Where the site keeps its copy of the log.
+LOG_COPY = f"bundle/{layout.EVENTS}"
 
 
 def write_files(ctx: BuildContext, theme: Path | None, out: SiteWriter) -> None:
@@ -37,9 +41,7 @@ def write_files(ctx: BuildContext, theme: Path | None, out: SiteWriter) -> None:
     out.write_text("search/docs.js", search_docs_js(search_documents(ctx)))
     # Every copy of a bundle file is held to what verification read from it (the
     # bundle's stamp alone is only as fine as the file system's clock).
-    verified = {st.path: st.file_sha256 for st in ctx.bundle.payloads.values()
-                if st.state.value == "verified" and st.path}
-    verified.update(ctx.bundle.file_sha256)
+    verified = _verified_files(ctx.bundle)
     for site_path, rel in bundle_copy_files(ctx):
         out.copy_file(site_path, ctx.bundle.root / rel, from_bundle=True,
                       expect=verified.get(rel))
@@ -82,3 +84,22 @@ def site_report_json(report: VerificationReport) -> str:
     obj = to_json_obj(report)
     obj["bundle"] = Path(str(obj["bundle"])).name
     return json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def _verified_files(bundle: LoadedBundle) -> dict[str, str]:
+    """Bundle-relative path -> hex SHA-256 of the bytes verification read, for each
+    file it read whole: the verified payloads and the side files."""
+    out = {st.path: st.file_sha256 for st in bundle.payloads.values()
+           if st.state.value == "verified" and st.path and st.file_sha256}
+    out.update(bundle.file_sha256)
+    return out
+
+
+def verified_reads(bundle: LoadedBundle, log_copy: str | None) -> dict[str, str]:
+    """:func:`_verified_files`, and ``log_copy``, the SHA-256 of the site's copy of the
+    log (held line by line to the chain, so the hash of the lines verified): what the
+    rebuild cache's content digest must agree with before it is recorded."""
+    found = _verified_files(bundle)
+    if log_copy is not None:
+        found[layout.EVENTS] = log_copy
+    return found

@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import io
 from pathlib import Path
+from typing import Any
 
 import pytest
 from fixtures.builders import StepClock, make_signer, make_valid_bundle
@@ -25,6 +26,7 @@ from bundler.errors import InputError
 from bundler.output import writer as writer_module
 from bundler.render import site as site_module
 from bundler.render import viewer_jobs
+from bundler.render.incremental import Inputs
 from bundler.render.site import BuildOptions, build_site
 from bundler.render.urls import artifact_href, payload_href
 from bundler.verify.payloads import HEAD_PREFIXES
@@ -181,3 +183,34 @@ def test_the_head_a_viewer_shows_is_held_to_a_prefix_hash(
     after_verification(lambda: _rewrite_in_place(payload))
     with pytest.raises(InputError, match="no longer have the SHA-256 verified"):
         build_site(tmp_path / "b", dataclasses.replace(opts, title="again"))
+
+
+def test_the_cache_pins_only_a_digest_of_the_bytes_verified(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A rebuild of the same inputs (content digest) skips verification, so a digest is
+    recorded only if it describes what verification read.  Here the bundle is scanned
+    with a corrupt payload, the good bytes are put back before verification (within one
+    tick of a coarse clock: the stamp sees nothing), and the corrupt bytes after it.
+    The site is of the good bytes; the next build of the corrupt bundle must verify it
+    again, not carry that site over as if it were of these bytes."""
+    ref = make_valid_bundle(tmp_path / "bundle")
+    payload = ref.payload_file("table")
+    good = payload.read_bytes()
+    bad = bytes([good[0] ^ 1]) + good[1:]
+    payload.write_bytes(bad)
+    monkeypatch.setattr(Inputs, "unchanged", lambda self: True)   # the clock saw nothing
+    real_verify = site_module.verify_bundle
+
+    def good_bytes_back(*args: Any, **kwargs: Any) -> Any:
+        payload.write_bytes(good)
+        return real_verify(*args, **kwargs)
+    monkeypatch.setattr(site_module, "verify_bundle", good_bytes_back)
+    opts = BuildOptions(output=tmp_path / "site", trusted_keys=(ref.verifier_key_text,),
+                        jobs=1)
+    first = build_site(ref.path, opts)
+    assert first.report is not None and "RB400" not in first.report.sink.codes()
+    payload.write_bytes(bad)        # what the inputs digest was taken of
+    monkeypatch.setattr(site_module, "verify_bundle", real_verify)
+    again = build_site(ref.path, opts)
+    assert again.report is not None, "carried over a site of bytes the bundle no longer has"
+    assert "RB400" in again.report.sink.codes()

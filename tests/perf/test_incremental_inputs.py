@@ -161,6 +161,32 @@ def test_bundle_changed_during_the_build_is_not_pinned(
     assert previous is not None and previous.summary.inputs == NO_INPUTS
 
 
+def test_a_site_carried_over_after_verification_is_pinned_again(
+        bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A site left unpinned (the bundle was touched after the commit) and then found
+    equal to its bundle by a full verification is carried over and pinned: the digest
+    agrees with every file verification read, the log through the previous site's
+    copy of it (held to the same leaf hashes).  The next build skips verification."""
+    site = tmp_path / "site"
+    commit = SiteWriter.commit
+
+    def commit_then_touch(self: SiteWriter) -> Path:
+        target = commit(self)
+        os.utime(bundle / "bundle.json")
+        return target
+    monkeypatch.setattr(SiteWriter, "commit", commit_then_touch)
+    build(bundle, site)
+    assert (previous := PreviousSite.read(site)) is not None
+    assert previous.summary.inputs == NO_INPUTS
+    monkeypatch.setattr(SiteWriter, "commit", commit)
+    seen = Verifications(monkeypatch)
+    carried = build(bundle, site)
+    assert seen.count == 1 and carried.report is not None and carried.reused == carried.pages
+    assert (previous := PreviousSite.read(site)) is not None
+    assert previous.summary.inputs != NO_INPUTS
+    assert build(bundle, site).report is None and seen.count == 1
+
+
 def test_forged_verdict_in_the_manifest_is_not_reported(
         bundle: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     site = tmp_path / "site"
