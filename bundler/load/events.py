@@ -9,7 +9,6 @@ different events.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from bundler.integrity.canonical import (
     fast_canonical_object,
     parse_strict,
 )
+from bundler.integrity.merkle import leaf_hash
 from bundler.load.limits import DEFAULT_LIMITS, Limits
 
 _KIND_TO_CODE = {
@@ -106,7 +106,7 @@ def leaf_hashes(fh: BinaryIO, cap: int) -> Iterator[bytes]:
     ``cap`` bytes as an empty one; a cut-off last line not at all), in order."""
     for data, _ in read_lines(fh, cap):
         if data is not None:
-            yield hashlib.sha256(b"\x00" + data).digest()
+            yield leaf_hash(data)
 
 
 def _skip_rest_of_line(fh: Any) -> int:

@@ -82,6 +82,14 @@ def tree_stamp(root: str | os.PathLike[str]) -> str:
     return h.hexdigest()
 
 
+def require_digest(path: str | os.PathLike[str], hexdigest: str, expect: str | None) -> None:
+    """Raise RB902 if bytes of ``path`` read again hash to ``hexdigest``, not to the
+    ``expect`` verification took (None: no hash was taken, the stamp alone answers)."""
+    if expect is not None and hexdigest != expect:
+        raise InputError(f"{os.fspath(path)} changed during the build: its bytes no longer "
+                         f"have the SHA-256 verified ({expect[:16]}…)")
+
+
 def require_unchanged(root: str | os.PathLike[str], stamp: str) -> None:
     """Raise RB902 if the tree at ``root`` no longer has ``stamp``."""
     if tree_stamp(root) != stamp:

@@ -27,8 +27,9 @@ from pathlib import Path, PurePosixPath
 from types import TracebackType
 
 from bundler import interrupts
-from bundler.errors import InputError, OutputError
+from bundler.errors import OutputError
 from bundler.load.reopen import reopen
+from bundler.load.stamp import require_digest
 from bundler.output.manifest import PreviousSite, sha256_file
 
 #: Written into every site we build; we only ever replace folders carrying it.
@@ -156,7 +157,7 @@ class SiteWriter:
         with reopen(src) if from_bundle else open(src, "rb") as fh:
             if self.carry_from is not None:
                 digest = sha256_file(fh).hexdigest()
-                _held_to(src, digest, expect)
+                require_digest(src, digest, expect)
                 if self.carry_from.carry(rel, digest, dst):
                     self._digests[rel] = digest
                     self.bytes_written += dst.stat().st_size
@@ -168,7 +169,7 @@ class SiteWriter:
                     h.update(chunk)
                     out.write(chunk)
                 self.bytes_written += out.tell()
-            _held_to(src, h.hexdigest(), expect)
+            require_digest(src, h.hexdigest(), expect)
             self._digests[rel] = h.hexdigest()
 
     def exists(self, rel: str) -> bool:
@@ -217,12 +218,6 @@ class SiteWriter:
                  tb: TracebackType | None) -> None:
         if exc_type is not None:
             self.abort()
-
-
-def _held_to(src: Path, digest: str, expect: str | None) -> None:
-    if expect is not None and digest != expect:
-        raise InputError(f"{src} changed during the build: its bytes no longer have the "
-                         f"SHA-256 verified ({expect[:16]}…)")
 
 
 #: Removals still running (kept referenced so they are reaped, not warned about).

@@ -90,7 +90,7 @@ def _verified_files(bundle: LoadedBundle) -> dict[str, str]:
     """Bundle-relative path -> hex SHA-256 of the bytes verification read, for each
     file it read whole: the verified payloads and the side files."""
     out = {st.path: st.file_sha256 for st in bundle.payloads.values()
-           if st.state.value == "verified" and st.path and st.file_sha256}
+           if st.path and st.file_sha256}       # set for verified payloads only
     out.update(bundle.file_sha256)
     return out
 

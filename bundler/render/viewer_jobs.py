@@ -15,8 +15,8 @@ import hashlib
 import threading
 from dataclasses import dataclass
 
-from bundler.errors import InputError
 from bundler.load.reopen import reopen
+from bundler.load.stamp import require_digest
 from bundler.render.highlight import pick_lexer
 from bundler.render.viewers import Viewer, render_payload
 
@@ -62,9 +62,7 @@ class ViewerJob:
         if found is not None:
             return found
         data = read_head(self.src, self.head)
-        if self.expect is not None and hashlib.sha256(data).hexdigest() != self.expect:
-            raise InputError(f"{self.src} changed during the build: its bytes no longer have "
-                             f"the SHA-256 verified ({self.expect[:16]}…)")
+        require_digest(self.src, hashlib.sha256(data).hexdigest(), self.expect)
         value = render_payload(data, self.media_type, self.name, file_href=self.href,
                                max_bytes=self.shown, total_size=self.size)
         _remember(memo_key, value)

@@ -178,7 +178,7 @@ def test_the_head_a_viewer_shows_is_held_to_a_prefix_hash(
     assert status.head_sha256 == tuple(
         (n, hashlib.sha256(payload.read_bytes()[:n]).hexdigest())
         for n in HEAD_PREFIXES if n < size)
-    monkeypatch.setattr(writer_module, "_held_to", lambda *args: None)
+    monkeypatch.setattr(writer_module, "require_digest", lambda *args: None)
     monkeypatch.setattr(viewer_jobs, "_memo", {})   # viewers made in this process are kept
     after_verification(lambda: _rewrite_in_place(payload))
     with pytest.raises(InputError, match="no longer have the SHA-256 verified"):
