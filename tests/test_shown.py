@@ -20,7 +20,7 @@ from bundler.cli import main
 from bundler.query.format import to_table
 from bundler.query.model import QueryResult, QueryRow
 from bundler.render.site import BuildOptions, build_site
-from bundler.shown import REORDERING, on_page, shown
+from bundler.shown import MARKED, on_page, shown
 
 #: Every kind of character that acts on a terminal or reorders text.
 HOSTILE = ("\x1b[1A\x1b[2K\x1b]0;owned\x07 \n  INVALID (a forged line)\r\t"
@@ -100,6 +100,23 @@ def test_on_a_page_reordering_characters_show_as_code_points() -> None:
     assert on_page(42) == 42
 
 
+def test_on_a_page_controls_show_as_code_points_but_tabs_and_line_ends() -> None:
+    """The browser draws ESC, BEL and DEL as one box, NUL as U+FFFD, C1 as nothing."""
+    assert on_page("\x1b[31mred\x07\x7f") == "[U+001B][31mred[U+0007][U+007F]"
+    assert on_page("a\x00b\x0cc\x1fd") == "a[U+0000]b[U+000C]c[U+001F]d"
+    assert on_page("été\x85\x9b1m") == "été[U+0085][U+009B]1m"
+    block = Markup("<pre>line 1\r\n\tline 2\n</pre>")
+    assert on_page(block) is block                 # layout characters stay
+    marked = on_page(Markup("<pre>ok\n\x1b[0m</pre>"))
+    assert isinstance(marked, Markup) and marked == "<pre>ok\n[U+001B][0m</pre>"
+    printable = "".join(map(chr, range(0x20, 0x7f)))
+    assert on_page(printable) is printable
+    for code in [*range(0x20), 0x7f, *range(0x80, 0xa0)]:
+        expected = chr(code) if chr(code) in "\t\n\r" else f"[U+{code:04X}]"
+        assert on_page(f"x{chr(code)}") == f"x{expected}", hex(code)
+        assert on_page(f"é{chr(code)}") == f"é{expected}", hex(code)
+
+
 def test_no_page_of_the_site_reorders_its_text(tmp_path: Path) -> None:
     """Claim text, names and titles reach every kind of page and the search data."""
     bundle, key = _hostile_bundle(tmp_path / "b")
@@ -108,9 +125,12 @@ def test_no_page_of_the_site_reorders_its_text(tmp_path: Path) -> None:
     shown_in = [p for p in sorted(site.rglob("*")) if p.suffix in (".html", ".js")]
     assert len(shown_in) > 20
     for page in shown_in:
-        assert not REORDERING.search(page.read_text(encoding="utf-8")), page
+        assert not MARKED.search(page.read_text(encoding="utf-8")), page
     claim = next(site.glob("claims/claim-1-*.html")).read_text(encoding="utf-8")
     assert "[U+202E]gnp.exe[U+2066][U+200B]" in claim
+    assert "[U+001B][1A[U+001B][2K[U+001B]]0;owned[U+0007]" in claim
+    assert "[U+009B]31m[U+007F][U+0000][U+FEFF]" in claim
     assert len(list(site.glob("artifacts/file-*.html"))) == 3
     for viewer in site.glob("artifacts/file-*.html"):
-        assert "[U+202E]" in viewer.read_text(encoding="utf-8"), viewer
+        text = viewer.read_text(encoding="utf-8")
+        assert "[U+202E]" in text and "[U+001B][2K" in text, viewer

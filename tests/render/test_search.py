@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bundler.render.search import TEXT_CAP, TITLE_CAP, SearchDoc, search_docs_js
+from bundler.shown import on_page
 
 NODE = shutil.which("node")
 
@@ -95,13 +96,14 @@ def test_hostile_strings_stay_inside_the_literal(tmp_path: Path) -> None:
     assert result["docs"] == [
         {
             "id": d.id,
-            "t": d.title,
+            "t": on_page(d.title),      # shown in the results: controls marked
             "k": "event",
             "x": " ".join(d.text.split()),
             "u": d.url,
         }
         for d in docs
     ]
+    assert result["docs"][6]["t"] == "emoji 😀 and astral 𝔘 and NUL [U+0000] and DEL [U+007F]"
 
 
 def test_round_trip_keeps_order_and_fields(tmp_path: Path) -> None:
@@ -160,12 +162,13 @@ def test_relative_urls_are_accepted(url: str) -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.lists(st.text(max_size=40), min_size=1, max_size=8))
+@given(st.lists(st.text(max_size=24), min_size=1, max_size=8))
 def test_any_text_round_trips(tmp_path_factory: pytest.TempPathFactory, titles: list[str]) -> None:
     tmp_path = tmp_path_factory.mktemp("rt")
     docs = [_doc(i, t, text=t) for i, t in enumerate(titles)]
     js = search_docs_js(docs)
     assert js.isascii() and "<" not in js
     result = _eval_in_node(js, tmp_path)
-    assert [d["t"] for d in result["docs"]] == titles
+    # a title is shown: its controls marked ([U+0007] is 8 characters: 24 fit the cap)
+    assert [d["t"] for d in result["docs"]] == [on_page(t) for t in titles]
     assert [d["x"] for d in result["docs"]] == [" ".join(t.split()) for t in titles]
