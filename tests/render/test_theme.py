@@ -538,9 +538,10 @@ def _docs(n: int) -> list[SearchDoc]:
     return docs
 
 
-def build_demo_site(dest: Path, *, graph_svg: str = GRAPH_SVG, trust: str = "pinned") -> Path:
+def build_demo_site(dest: Path, *, graph_svg: str = GRAPH_SVG, trust: str = "pinned",
+                    title: str = "Air-quality agent run") -> Path:
     """Write index.html, claims/c1.html, search/docs.js and the theme assets into ``dest``."""
-    site = _site(trust, title="Air-quality agent run", warnings=1)
+    site = _site(trust, title=title, warnings=1)
     pages = [
         ("index.html", "", "overview", INDEX_BODY.replace("{graph}", graph_svg), []),
         ("claims/c1.html", "../", "claims", CLAIM_BODY,
@@ -649,4 +650,30 @@ def test_dark_system_preference_and_copy_button(tmp_path: Path) -> None:
         poll(lambda: page.inner_text(".rb-copy") in ("Copied", "Copy failed"), what="copy feedback")
         poll(lambda: page.inner_text(".rb-copy") == "Copy", timeout=4, what="label restored")
         assert axe_serious(page) == []
+        assert log.problems() == []
+
+
+#: As long as a bundle's title may be (the metadata model caps it at 500).
+LONG_TITLE = ("Reproduce the symbolic-regression results of the evolutionary search, " * 8)[:500]
+
+
+@pytest.mark.browser
+def test_a_long_title_takes_two_header_lines_and_keeps_its_tooltip(tmp_path: Path) -> None:
+    """Unclamped, a 500-character title filled 12 lines of every page's header at
+    1100 px and 18 at 360 px, pushing the page down."""
+    site = build_demo_site(tmp_path / "site", title=LONG_TITLE)
+    with chromium_context(viewport={"width": 1100, "height": 800}) as ctx:
+        page = ctx.new_page()
+        log = watch(page)
+        for width in (1100, 360):
+            page.set_viewport_size({"width": width, "height": 800})
+            page.goto((site / "claims" / "c1.html").as_uri())
+            title = page.locator(".site-title")
+            assert title.get_attribute("title") == LONG_TITLE
+            assert title.text_content() == LONG_TITLE        # clamped on screen only
+            line = float(title.evaluate("e => parseFloat(getComputedStyle(e).lineHeight)"))
+            box = title.bounding_box()
+            assert box is not None and line > 0
+            assert box["height"] <= 2 * line + 1, (width, box, line)
+            assert _scroll_width(page) <= width + 1
         assert log.problems() == []
