@@ -539,13 +539,13 @@ def _docs(n: int) -> list[SearchDoc]:
 
 
 def build_demo_site(dest: Path, *, graph_svg: str = GRAPH_SVG, trust: str = "pinned",
-                    title: str = "Air-quality agent run") -> Path:
+                    title: str = "Air-quality agent run", crumb: str = "Claim c1") -> Path:
     """Write index.html, claims/c1.html, search/docs.js and the theme assets into ``dest``."""
     site = _site(trust, title=title, warnings=1)
     pages = [
         ("index.html", "", "overview", INDEX_BODY.replace("{graph}", graph_svg), []),
         ("claims/c1.html", "../", "claims", CLAIM_BODY,
-         [("Claims", "claims/index.html"), ("Claim c1", None)]),
+         [("Claims", "claims/index.html"), (crumb, None)]),
     ]  # fmt: skip
     for rel, root, key, body, crumbs in pages:
         out = dest / rel
@@ -658,10 +658,11 @@ LONG_TITLE = ("Reproduce the symbolic-regression results of the evolutionary sea
 
 
 @pytest.mark.browser
-def test_a_long_title_takes_two_header_lines_and_keeps_its_tooltip(tmp_path: Path) -> None:
+def test_a_long_title_and_crumb_take_two_lines_each(tmp_path: Path) -> None:
     """Unclamped, a 500-character title filled 12 lines of every page's header at
-    1100 px and 18 at 360 px, pushing the page down."""
-    site = build_demo_site(tmp_path / "site", title=LONG_TITLE)
+    1100 px and 18 at 360 px, pushing the page down; the current page's crumb,
+    which repeats its heading (a claim's name), did the same below it."""
+    site = build_demo_site(tmp_path / "site", title=LONG_TITLE, crumb=LONG_TITLE)
     with chromium_context(viewport={"width": 1100, "height": 800}) as ctx:
         page = ctx.new_page()
         log = watch(page)
@@ -673,6 +674,12 @@ def test_a_long_title_takes_two_header_lines_and_keeps_its_tooltip(tmp_path: Pat
             assert title.text_content() == LONG_TITLE        # clamped on screen only
             line = float(title.evaluate("e => parseFloat(getComputedStyle(e).lineHeight)"))
             box = title.bounding_box()
+            assert box is not None and line > 0
+            assert box["height"] <= 2 * line + 1, (width, box, line)
+            crumb = page.locator(".breadcrumbs li:last-child")
+            assert crumb.text_content() == LONG_TITLE
+            box = crumb.bounding_box()
+            line = float(crumb.evaluate("e => parseFloat(getComputedStyle(e).lineHeight)"))
             assert box is not None and line > 0
             assert box["height"] <= 2 * line + 1, (width, box, line)
             assert _scroll_width(page) <= width + 1
