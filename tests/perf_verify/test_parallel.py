@@ -215,6 +215,7 @@ def test_choice_of_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     big.write_bytes(b"{}\n" * (stream.PARALLEL_MIN_BYTES // 3 + 1))
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1, 2, 3, 4, 5})
     monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 0.5, 0.5))
+    monkeypatch.setattr(stream, "runnable_others", lambda: None)   # the average alone
     assert stream.choose_workers(small, keep_models=False, requested=None) == 0
     assert stream.choose_workers(big, keep_models=False, requested=None) == 4
     assert stream.choose_workers(big, keep_models=True, requested=None) == 0
@@ -234,6 +235,34 @@ def test_choice_of_workers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})
     monkeypatch.setattr(os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     assert stream.choose_workers(big, keep_models=False, requested=None) == 0
+
+
+@pytest.mark.parametrize(("average", "others", "workers"), [
+    (5.5, 0, 2),        # a burst that has ended: the average still says busy
+    (1.6, 0, 2),        # right after a build on 2 cores
+    (5.5, 3, 0),        # busy now, and for the last minute
+    (0.2, 3, 2),        # a job just started: the average has not seen it (as before)
+    (5.5, None, 0),     # no /proc/loadavg: the average alone
+    (0.5, None, 2),
+])
+def test_workers_follow_the_cpus_busy_now(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        average: float, others: int | None, workers: int) -> None:
+    monkeypatch.delenv(stream.WORKERS_ENV, raising=False)
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"{}\n" * (stream.PARALLEL_MIN_BYTES // 3 + 1))
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "getloadavg", lambda: (average, 0.5, 0.5))
+    monkeypatch.setattr(stream, "runnable_others", lambda: others)
+    assert stream.choose_workers(big, keep_models=False, requested=None) == workers
+
+
+def test_runnable_others_reads_this_machine() -> None:
+    """On Linux the count is there, and this process (running) is not in it."""
+    with open("/proc/loadavg", encoding="ascii") as fh:
+        total = int(fh.read().split()[3].partition("/")[2])
+    others = stream.runnable_others()
+    assert others is not None and 0 <= others < total
 
 
 @pytest.mark.usefixtures("tiny_ranges")
