@@ -9,9 +9,9 @@ clipboard on some terminals, and a newline starts a line the author chose
 is shown around them.  :func:`shown` writes each such character as its Python
 escape (``\\x1b``, ``\\u202e``), so the reviewer sees that it is there.
 
-On a page, controls are inert, but the characters that reorder text are not,
-and a control the browser draws draws as a box (ESC, BEL and DEL alike) or as
-nothing: :func:`on_page` shows both kinds as their code points.
+On a page, controls are inert but hidden: the browser draws ESC, BEL and DEL as
+one identical box and C1 as nothing.  The characters that reorder text are not
+even inert.  :func:`on_page` shows both kinds as their code points.
 
 Machine formats (JSON, SARIF, the proof file) keep the values as they are:
 JSON escapes C0 controls itself, and a consumer needs the exact bytes.

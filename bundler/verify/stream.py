@@ -346,9 +346,9 @@ def busy_cpus() -> float:
     """CPUs that other jobs keep busy: the one-minute load average, or the tasks that
     are runnable right now besides this one, whichever is lower.
 
-    The average trails the machine by a minute or more: right after a build ended,
-    it read 1.6 on an idle 2-core machine, and ``validate`` of a 10k log ran in one
-    process at 4.2x the floor instead of 2.6x with workers.  A job that keeps a CPU
+    The average trails the machine by a minute or more: right after two builds
+    ended, it read 1.5 on an idle 2-core machine, and ``validate`` of a 10k log ran
+    in one process at 4.5x the floor instead of 2.4x with workers.  A job that keeps a CPU
     busy is runnable at any instant, so the count only drops the jobs that are over;
     a job that has just started counts as the average did (not yet)."""
     busy = os.getloadavg()[0] if hasattr(os, "getloadavg") else 0.0
