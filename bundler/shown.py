@@ -56,7 +56,7 @@ _HIDDEN = "\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f"
 #: Everything :func:`on_page` marks.
 MARKED = re.compile(f"[{_HIDDEN}{_REORDERING}]")
 #: The ASCII characters a page shows as they are (deleted to find the rest fast).
-_ASCII_SHOWN = bytes(range(0x20, 0x7f)) + b"\t\n\r"
+_ASCII_SHOWN = bytes(c for c in range(0x80) if not MARKED.match(chr(c)))
 
 
 def _code_point(m: re.Match[str]) -> str:
