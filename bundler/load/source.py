@@ -4,10 +4,17 @@ Archives are expanded into a private temporary folder after every entry has
 been checked (no absolute paths, no ``..``, no links or devices, declared
 size limits enforced while streaming, so a zip bomb is stopped by bytes
 actually written, not by the sizes the archive claims).
+
+An archive is first copied, and the copy hashed and expanded: the SHA-256 then
+names exactly the bytes the bundle was read from.  The rebuild cache digests
+the archive file before the build; hashing the original again, or expanding
+it in place, would leave a window in which it could be rewritten and put back
+unseen by a coarse file-system clock (see :mod:`bundler.load.stamp`).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import stat
@@ -47,6 +54,8 @@ class BundleSource:
     root: Path
     origin: Path
     archive: str | None = None
+    #: hex SHA-256 of the archive's bytes that were expanded (None for a folder)
+    archive_sha256: str | None = None
     unsafe_paths: set[str] = field(default_factory=set)
     #: folders found to be no link, while :meth:`remembering_folders` is active
     _safe_folders: set[str] | None = field(default=None, repr=False, compare=False)
@@ -217,15 +226,39 @@ def open_bundle(path: str | os.PathLike[str], sink: DiagnosticSink,
         sink.emit("RB101", f"{p.name}: expected a folder, .zip, .tar.gz or .tar",
                   Location(path=str(p)))
         raise InputError(f"not a bundle: {p}", diagnostics=list(sink))
-    tmp = Path(tempfile.mkdtemp(prefix="review-bundle-"))
+    work = Path(tempfile.mkdtemp(prefix="review-bundle-"))
     try:
-        ok = (_expand_zip if name.endswith(".zip") else _expand_tar)(p, tmp, sink, limits)
+        copy, tmp = work / "archive", work / "bundle"
+        tmp.mkdir()
+        sha256 = _private_copy(p, copy, sink)
+        ok = (_expand_zip if name.endswith(".zip") else _expand_tar)(copy, tmp, sink, limits,
+                                                                     p.name)
         if not ok:
             raise InputError(f"refusing to expand unsafe archive {p}", diagnostics=list(sink))
+        copy.unlink()
         root = _single_top_folder(tmp)
-        yield BundleSource(root=root, origin=p, archive=p.name)
+        yield BundleSource(root=root, origin=p, archive=p.name, archive_sha256=sha256)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _private_copy(p: Path, copy: Path, sink: DiagnosticSink) -> str:
+    """Copy the archive at ``p`` to ``copy`` and return the copy's SHA-256 (hex): what
+    is expanded is then what was hashed, whatever happens to ``p`` meanwhile.  An
+    archive that is no regular file (a pipe, a device) or cannot be read is RB117;
+    one the build may not read raises ``PermissionError`` for the caller to report."""
+    try:
+        if not p.is_file():     # shutil would say so too, but naming the build's path
+            raise shutil.SpecialFileError("not a regular file")
+        shutil.copyfile(p, copy)
+        with open(copy, "rb") as fh:
+            return hashlib.file_digest(fh, "sha256").hexdigest()
+    except PermissionError:
+        raise
+    except OSError as exc:
+        sink.emit("RB117", f"cannot be read: {exc.strerror or exc}",
+                  Location(path=p.name))
+        raise InputError(f"cannot read archive {p}", diagnostics=list(sink)) from exc
 
 
 def _single_top_folder(tmp: Path) -> Path:
@@ -294,23 +327,24 @@ class _Placer:
         return self.tmp.joinpath(*parts)
 
 
-def _expand_zip(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> bool:
+def _expand_zip(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits, shown: str) -> bool:
+    """Expand the zip file ``p`` (named ``shown`` in diagnostics) into ``tmp``."""
     try:
         zf = zipfile.ZipFile(p)
     except ARCHIVE_ERRORS as exc:
-        sink.emit("RB117", f"{p.name}: {exc}", Location(path=p.name))
+        sink.emit("RB117", f"{shown}: {exc}", Location(path=shown))
         return False
-    budget, ok, placer = _Budget(limits), True, _Placer(tmp, sink, p.name)
+    budget, ok, placer = _Budget(limits), True, _Placer(tmp, sink, shown)
     with zf:
         infos = zf.infolist()
         if len(infos) > limits.max_archive_entries:
             sink.emit("RB104", f"{len(infos)} entries exceed the limit of "
-                      f"{limits.max_archive_entries}", Location(path=p.name))
+                      f"{limits.max_archive_entries}", Location(path=shown))
             return False
         declared = sum(i.file_size for i in infos)
         if declared > limits.max_expanded_bytes:
             sink.emit("RB104", f"declared expanded size {declared} bytes exceeds the limit of "
-                      f"{limits.max_expanded_bytes}", Location(path=p.name))
+                      f"{limits.max_expanded_bytes}", Location(path=shown))
             return False
         try:
             for info in infos:
@@ -321,7 +355,7 @@ def _expand_zip(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> boo
                     continue
                 if stat.S_ISLNK(mode):
                     sink.emit("RB103", f"archive entry {info.filename!r} is a symlink",
-                              Location(path=f"{p.name}!{info.filename}"))
+                              Location(path=f"{shown}!{info.filename}"))
                     ok = False
                     continue
                 if info.is_dir():
@@ -331,30 +365,31 @@ def _expand_zip(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> boo
                         limits.max_compression_ratio:
                     sink.emit("RB104", f"{info.filename!r} expands {info.file_size} bytes from "
                               f"{info.compress_size} (ratio above {limits.max_compression_ratio})",
-                              Location(path=f"{p.name}!{info.filename}"))
+                              Location(path=f"{shown}!{info.filename}"))
                     return False
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with zf.open(info) as member:
                     if not budget.copy(member, target):
                         sink.emit("RB104", f"archive expands past {limits.max_expanded_bytes} "
-                                  "bytes", Location(path=p.name))
+                                  "bytes", Location(path=shown))
                         return False
         except ARCHIVE_ERRORS as exc:
-            sink.emit("RB117", f"{info.filename}: {exc}", Location(path=p.name))
+            sink.emit("RB117", f"{info.filename}: {exc}", Location(path=shown))
             return False
     return ok
 
 
-def _expand_tar(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> bool:
+def _expand_tar(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits, shown: str) -> bool:
+    """Expand the tar file ``p`` (named ``shown`` in diagnostics) into ``tmp``."""
     budget, ok, count = _Budget(limits), True, 0
-    placer = _Placer(tmp, sink, p.name)
+    placer = _Placer(tmp, sink, shown)
     try:
         with tarfile.open(p, "r:*") as tf:
             for member in tf:
                 count += 1
                 if count > limits.max_archive_entries:
                     sink.emit("RB104", f"more than {limits.max_archive_entries} entries",
-                              Location(path=p.name))
+                              Location(path=shown))
                     return False
                 target = placer.place(member.name, member.isdir())
                 if target is None:
@@ -362,7 +397,7 @@ def _expand_tar(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> boo
                     continue
                 if member.issym() or member.islnk():
                     sink.emit("RB103", f"archive entry {member.name!r} is a link to "
-                              f"{member.linkname!r}", Location(path=f"{p.name}!{member.name}"))
+                              f"{member.linkname!r}", Location(path=f"{shown}!{member.name}"))
                     ok = False
                     continue
                 if member.isdir():
@@ -370,16 +405,16 @@ def _expand_tar(p: Path, tmp: Path, sink: DiagnosticSink, limits: Limits) -> boo
                     continue
                 if not member.isfile():
                     sink.emit("RB103", f"archive entry {member.name!r} is not a regular file",
-                              Location(path=f"{p.name}!{member.name}"))
+                              Location(path=f"{shown}!{member.name}"))
                     ok = False
                     continue
                 target.parent.mkdir(parents=True, exist_ok=True)
                 fh = tf.extractfile(member)
                 if fh is None or not budget.copy(fh, target):
                     sink.emit("RB104", f"archive expands past {limits.max_expanded_bytes} bytes",
-                              Location(path=p.name))
+                              Location(path=shown))
                     return False
     except ARCHIVE_ERRORS as exc:
-        sink.emit("RB117", f"{p.name}: {exc}", Location(path=p.name))
+        sink.emit("RB117", f"{shown}: {exc}", Location(path=shown))
         return False
     return ok

@@ -144,9 +144,10 @@ class Inputs:
     def agrees(self, verified: Mapping[str, str]) -> bool:
         """Every file verification hashed (bundle-relative path -> hex SHA-256 of the
         bytes it read) had those bytes when this digest was taken.  An archive is
-        digested whole and verified from a private extraction: its stamp alone answers."""
+        digested whole, as the bundle itself (path ``""``), and verified from a private
+        copy of it, whose hash verification records under the same path."""
         if "" in self.files:
-            return True
+            return verified.get("") == self.files[""].hex()
         return all(self.files.get(rel) == bytes.fromhex(hexdigest)
                    for rel, hexdigest in verified.items())
 

@@ -163,7 +163,7 @@ class LoadedBundle:
     checkpoints: list[CheckpointCheck] = field(default_factory=list)
     #: Bundle-relative path -> hex SHA-256 of the bytes verification read from it, for
     #: the files read whole (bundle.json, manifest.json, checkpoints): what the site's
-    #: copy of each is held to.
+    #: copy of each is held to.  An archive bundle adds itself, under ``""``.
     file_sha256: dict[str, str] = field(default_factory=dict)
     #: The longest line read (``Limits.max_line_bytes``); a longer one was hashed as empty.
     max_line_bytes: int = DEFAULT_LIMITS.max_line_bytes

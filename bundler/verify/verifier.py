@@ -132,6 +132,8 @@ def _verify(src: BundleSource, opts: VerifyOptions, pinned: tuple[VerifierKey, .
     limits = opts.limits
     # Step 2: side files.
     seen: dict[str, str] = {}
+    if src.archive_sha256 is not None:  # "": the bundle itself, as the rebuild cache names it
+        seen[""] = src.archive_sha256
     meta: BundleMetadata | None = _read_model(src, layout.METADATA, BundleMetadata, "RB105",
                                               "RB108", sink, limits, seen)
     manifest: Manifest | None = _read_model(src, layout.MANIFEST, Manifest, "RB106", "RB109",

@@ -14,10 +14,13 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import io
+import tarfile
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from fixtures.bad import bundle_files
 from fixtures.builders import StepClock, make_signer, make_valid_bundle
 
 from bundler import layout
@@ -214,3 +217,66 @@ def test_the_cache_pins_only_a_digest_of_the_bytes_verified(
     again = build_site(ref.path, opts)
     assert again.report is not None, "carried over a site of bytes the bundle no longer has"
     assert "RB400" in again.report.sink.codes()
+
+
+def _pack(folder: Path, archive: Path) -> bytes:
+    """``folder`` as the bytes of a tar.gz or zip archive named like ``archive``."""
+    if archive.name.endswith(".zip"):
+        with zipfile.ZipFile(archive, "w") as zf:
+            for rel, data in bundle_files(folder):
+                zf.writestr(rel, data)
+    else:
+        with tarfile.open(archive, "w:gz") as tf:
+            tf.add(folder, arcname=".")
+    return archive.read_bytes()
+
+
+@pytest.mark.parametrize("name", ["bundle.tar.gz", "bundle.zip"])
+def test_an_archive_is_pinned_only_as_the_bytes_expanded(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The test above for an archive bundle: the rebuild cache digests the archive file
+    whole before the build.  The good archive is put back before it is expanded and
+    verified, and the corrupt one after, all within one tick of a coarse clock.  The
+    digest is recorded only if the bytes expanded are the bytes digested, so the next
+    build of the corrupt archive verifies it, and finds the corrupt payload."""
+    ref = make_valid_bundle(tmp_path / "bundle")
+    archive = tmp_path / name
+    good = _pack(ref.path, archive)
+    payload = ref.payload_file("table")
+    data = payload.read_bytes()
+    payload.write_bytes(bytes([data[0] ^ 1]) + data[1:])
+    bad = _pack(ref.path, archive)
+    monkeypatch.setattr(Inputs, "unchanged", lambda self: True)   # the clock saw nothing
+    real_verify = site_module.verify_bundle
+
+    def good_bytes_back(*args: Any, **kwargs: Any) -> Any:
+        archive.write_bytes(good)
+        return real_verify(*args, **kwargs)
+    monkeypatch.setattr(site_module, "verify_bundle", good_bytes_back)
+    opts = BuildOptions(output=tmp_path / "site", trusted_keys=(ref.verifier_key_text,),
+                        jobs=1)
+    first = build_site(archive, opts)
+    assert first.report is not None and "RB400" not in first.report.sink.codes()
+    archive.write_bytes(bad)        # what the inputs digest was taken of
+    monkeypatch.setattr(site_module, "verify_bundle", real_verify)
+    again = build_site(archive, opts)
+    assert again.report is not None, "carried over a site of bytes the archive no longer has"
+    assert "RB400" in again.report.sink.codes()
+
+
+@pytest.mark.parametrize("name", ["bundle.tar.gz", "bundle.zip"])
+def test_an_unchanged_archive_is_pinned_and_not_verified_again(
+        name: str, tmp_path: Path) -> None:
+    """The other side of the test above: the hash of the expanded copy is the one the
+    cache took, so an archive rebuilt unchanged still skips verification."""
+    ref = make_valid_bundle(tmp_path / "bundle")
+    archive = tmp_path / name
+    _pack(ref.path, archive)
+    opts = BuildOptions(output=tmp_path / "site", trusted_keys=(ref.verifier_key_text,),
+                        jobs=1)
+    first = build_site(archive, opts)
+    assert first.report is not None and first.report.valid
+    assert first.report.bundle.file_sha256[""] == hashlib.sha256(archive.read_bytes()
+                                                                 ).hexdigest()
+    again = build_site(archive, opts)
+    assert again.report is None and again.reused == again.pages == first.pages

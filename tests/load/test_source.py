@@ -3,8 +3,10 @@ remembered only inside ``remembering_folders``."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tarfile
+import threading
 import zipfile
 from pathlib import Path, PurePosixPath
 
@@ -15,7 +17,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from bundler.diagnostics import DiagnosticSink
-from bundler.load.source import BundleSource, _Placer, is_safe_relpath
+from bundler.errors import InputError
+from bundler.load.source import BundleSource, _Placer, is_safe_relpath, open_bundle
 from bundler.verify.result import VerificationReport
 
 
@@ -185,3 +188,32 @@ def test_the_root_and_repeated_folders_are_no_conflict(tmp_path: Path) -> None:
     assert placer.place(".", False) is None   # a file cannot stand for the root
     assert placer.place("/", True) is None    # nor can an absolute path
     assert [d.code for d in sink] == ["RB102", "RB102"]
+
+
+def test_an_archive_that_is_a_named_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
+    """Expanding a pipe named like an archive would wait for a writer forever; the
+    private copy (``shutil.copyfile``) refuses it at once as RB117.  A writer opens
+    the pipe every 5 s, so that a regression fails here instead of hanging."""
+    fifo = tmp_path / "bundle.tar.gz"
+    os.mkfifo(fifo)
+    done = threading.Event()
+    writer = threading.Thread(target=_open_for_writing, args=(fifo, done), daemon=True)
+    writer.start()
+    try:
+        sink = DiagnosticSink()
+        with pytest.raises(InputError), open_bundle(fifo, sink):
+            pass
+    finally:
+        done.set()
+    [diag] = list(sink)
+    assert (diag.code, diag.message) == ("RB117", "cannot be read: not a regular file")
+    assert diag.location is not None and diag.location.path == "bundle.tar.gz"
+
+
+def _open_for_writing(fifo: Path, done: threading.Event) -> None:
+    """Until ``done``, every 5 s, open and close the pipe's writing end: a reader
+    waiting in ``open`` wakes and reads an empty file.  With no reader, the open fails
+    at once (``O_NONBLOCK``) instead of waiting for one."""
+    while not done.wait(5.0):
+        with contextlib.suppress(OSError):
+            os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
