@@ -59,7 +59,8 @@ MARKED = re.compile(f"[{_HIDDEN}{_REORDERING}]")
 _ASCII_SHOWN = bytes(c for c in range(0x80) if not MARKED.match(chr(c)))
 
 
-def _code_point(m: re.Match[str]) -> str:
+def code_point(m: re.Match[str]) -> str:
+    """How a page shows the one character ``m`` matched: ``[U+202E]``."""
     return f"[U+{ord(m.group()):04X}]"
 
 
@@ -87,5 +88,5 @@ def on_page(value: Any) -> Any:
             return value                    # 1 GB/s; isprintable reads 4 ns a character
     elif not MARKED.search(value):
         return value
-    text = MARKED.sub(_code_point, value)
+    text = MARKED.sub(code_point, value)
     return Markup(text) if isinstance(value, Markup) else text

@@ -22,6 +22,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from bundler.shown import code_point
+
 if TYPE_CHECKING:  # annotations only: the graph helper processes import this module alone
     from bundler.graph.paths import GEdge, GNode
 
@@ -50,6 +52,8 @@ _UNSAFE_CHARS = re.compile(
     "\ud800-\udfff" + "".join(chr(p << 16 | 0xFFFE) + chr(p << 16 | 0xFFFF) for p in range(17))
     + "]")
 _SPACES = frozenset("\n\r\t\u2028\u2029")
+#: How :func:`clean_text` shows what it replaces (:func:`bundler.shown.code_point`).
+_MARKER = re.compile(r"\[U\+[0-9A-F]{4,6}\]")
 
 # kind -> (shape, style).  Colours are CSS's business (classes below), never DOT's.
 SHAPES: Mapping[str, tuple[str, str]] = {
@@ -100,8 +104,10 @@ def clean_text(text: str) -> str:
 
     Control characters would make Graphviz emit ill-formed XML; surrogates and
     non-characters cannot be encoded; bidi overrides could make a label read
-    differently from what it is.  Newlines and tabs become spaces here: line
-    breaks are decided by :func:`wrap_label`, not by the bundle.
+    differently from what it is.  Each is shown as its code point (``[U+202E]``),
+    as on the rest of the page (:mod:`bundler.shown`), so a label names what the
+    record holds.  Newlines and tabs become spaces here: line breaks are decided
+    by :func:`wrap_label`, not by the bundle.
     """
     if text.isprintable():
         return text        # exact: every unsafe character is non-printable (tested)
@@ -109,13 +115,39 @@ def clean_text(text: str) -> str:
 
 
 def _replace_char(match: re.Match[str]) -> str:
-    return " " if match.group() in _SPACES else "\ufffd"
+    return " " if match.group() in _SPACES else code_point(match)
 
 
 def shorten(text: str, width: int) -> str:
     """One line of at most ``width`` characters, whitespace collapsed."""
     line = " ".join(clean_text(text).split())
-    return line if len(line) <= width else line[: width - 1].rstrip() + ELLIPSIS
+    return line if len(line) <= width else _cut(line, width - 1).rstrip() + ELLIPSIS
+
+
+def _cut(line: str, at: int) -> str:
+    """``line[:at]``, or less: never the first part of a code point marker."""
+    if "[U+" in line:
+        for m in _MARKER.finditer(line):
+            if m.start() >= at:
+                break
+            if at < m.end():
+                return line[:m.start()]
+    return line[:at]
+
+
+class _MarkerWrapper(textwrap.TextWrapper):
+    """Wraps as :func:`wrap_label` does, but may also break before and after a code
+    point marker (:func:`clean_text`), and never inside one: a control-laden word
+    breaks between ``[U+001B]`` and the text, not in ``[U+00`` / ``1B]``."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__(width, break_long_words=True, break_on_hyphens=False)
+
+    def _split(self, text: str) -> list[str]:
+        return [chunk for chunk in _MARKER_CHUNKS.split(text) if chunk]
+
+
+_MARKER_CHUNKS = re.compile(f"(\\s+|{_MARKER.pattern})")
 
 
 def wrap_label(text: str, width: int = LABEL_WIDTH, max_lines: int = LABEL_LINES) -> list[str]:
@@ -125,13 +157,15 @@ def wrap_label(text: str, width: int = LABEL_WIDTH, max_lines: int = LABEL_LINES
         para = " ".join(clean_text(para).split())
         if len(para) <= width:     # what textwrap.wrap gives for a line that fits
             lines += [para] if para else []
+        elif "[U+" in para:
+            lines += _MarkerWrapper(width).wrap(para)
         else:
             lines += textwrap.wrap(para, width, break_long_words=True, break_on_hyphens=False)
     lines = lines or [""]
     if len(lines) > max_lines:
         lines = lines[:max_lines]
         last = lines[-1]
-        lines[-1] = (last if len(last) < width else last[: width - 1].rstrip()) + ELLIPSIS
+        lines[-1] = (last if len(last) < width else _cut(last, width - 1).rstrip()) + ELLIPSIS
     return lines
 
 

@@ -12,7 +12,11 @@ CommonMark with raw HTML switched off, plus a token pass that:
   which the site does not contain, so they are shown (in parentheses) rather
   than left as dead links;
 * demotes headings by two levels, so agent prose can never compete with the
-  page's own ``<h1>``/``<h2>`` outline.
+  page's own ``<h1>``/``<h2>`` outline;
+* keeps NUL, which CommonMark would turn into U+FFFD (a guard for parsers
+  that end strings at NUL; Python's do not), so the page marks it as
+  ``[U+0000]`` like every other control character (:mod:`bundler.shown`)
+  instead of showing a replacement character the record does not hold.
 
 Pipe tables are enabled because markdown reports use them.
 """
@@ -28,7 +32,7 @@ from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from markupsafe import Markup
 
-__all__ = ["EXTERNAL_REL", "classify_href", "render_markdown"]
+__all__ = ["EXTERNAL_REL", "classify_href", "commonmark", "render_markdown"]
 
 EXTERNAL_REL = "noopener noreferrer nofollow"
 
@@ -120,8 +124,25 @@ def _harden(state: StateCore) -> None:
             tok.children = _rewrite_inline(tok.children)
 
 
+_NEWLINES = re.compile(r"\r\n?")
+
+
+def _normalize(state: StateCore) -> None:
+    """markdown-it's own normalize rule without its NUL replacement."""
+    state.src = _NEWLINES.sub("\n", state.src)
+
+
+def commonmark() -> MarkdownIt:
+    """The CommonMark parser every reading of agent Markdown starts from: raw HTML
+    off, NUL kept (:func:`_normalize`), so the page and the listings' excerpts
+    (:mod:`bundler.render.text`) see the same characters."""
+    md = MarkdownIt("commonmark", {"html": False})
+    md.core.ruler.at("normalize", _normalize)
+    return md
+
+
 def _build() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"html": False}).enable("table")
+    md = commonmark().enable("table")
     md.core.ruler.push("rb_harden", _harden)
     return md
 

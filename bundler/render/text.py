@@ -3,14 +3,15 @@
 Lists show a claim's text as one line; rendering Markdown there would let
 a claim inject headings and tables into an index page, and showing the
 source leaves ``**`` and backticks in the way.  The text is taken from the
-parser's tokens, so it is exactly what the rendered claim says.
+parser's tokens, so it is exactly what the rendered claim says (NUL included,
+which the page then marks as ``[U+0000]``).
 """
 
 from __future__ import annotations
 
-from markdown_it import MarkdownIt
+from bundler.render.markdown import commonmark
 
-_MD = MarkdownIt("commonmark", {"html": False})
+_MD = commonmark()
 
 
 def plain_text(markdown: str, limit: int = 240) -> str:

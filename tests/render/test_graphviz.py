@@ -20,7 +20,14 @@ from hypothesis import strategies as st
 
 from bundler.errors import BundlerError, DependencyError
 from bundler.graph.paths import GEdge, GNode
-from bundler.render.dot import LABEL_WIDTH, build_dot, node_title, shorten, wrap_label
+from bundler.render.dot import (
+    LABEL_WIDTH,
+    build_dot,
+    clean_text,
+    node_title,
+    shorten,
+    wrap_label,
+)
 from bundler.render.graphviz import (
     MAX_NODES,
     GraphSpec,
@@ -226,7 +233,7 @@ def test_clusters_and_control_characters() -> None:
     assert [(c.get("id"), title_of(c), texts(c)) for c in clusters] == [
         ("cl-c0", 'Phase "1" <&>', ['Phase "1" <&>'])]
     (wf,) = [g for g in groups(svg, "node") if "kind-workflow_node" in g.get("class", "")]
-    assert texts(wf) == ["ph\ufffdA\ufffd\ufffd"]
+    assert texts(wf) == ["ph[U+202E]A[U+0000][U+001B]"]     # as on the page
     assert wf.get("class") == "node kind-workflow_node"   # empty state: no state- class
 
 
@@ -415,6 +422,27 @@ def test_any_label_renders_exactly_as_wrapped(labels: list[str], relation: str) 
         assert title_of(g) == node_title(node)
     for g in groups(svg, "edge"):
         assert texts(g) == ([shorten(relation, 32)] if shorten(relation, 32) else [])
+
+
+_MARKER = re.compile(r"\[U\+[0-9A-F]{4,6}\]")
+
+
+@pytest.mark.parametrize("text", [
+    "x" * 38 + "\x1b" + "yy",                   # the marker would straddle the width
+    "\x1b[1A\x1b[2K\x1b]0;owned\x07 INVALID \u202egnp.exe\u2066\x9b31m\x7f\x00",
+    "a" * 50 + "\x1b" + "b" * 10,
+    "\x00" * 30,
+])
+def test_a_label_never_breaks_inside_a_code_point_marker(text: str) -> None:
+    """Nor does the ellipsis that ends a label or an edge label cut one."""
+    lines = wrap_label(text)
+    assert all(len(line) <= LABEL_WIDTH for line in lines), lines
+    for line in [*lines, shorten(text, 32), shorten(text, 27)]:
+        rest = _MARKER.sub("", line)
+        assert "[U+" not in rest and not re.match(r"^[0-9A-F]*\]", rest), lines
+    whole = clean_text(" ".join(text.split()))
+    if not lines[-1].endswith("\u2026"):       # kept whole: nothing lost or added
+        assert "".join(lines) == whole.replace(" ", ""), lines
 
 
 def test_clean_text_fast_path_is_exact() -> None:

@@ -14,6 +14,8 @@ import pytest
 from markupsafe import Markup, escape
 
 from bundler.render.markdown import EXTERNAL_REL, classify_href, render_markdown
+from bundler.render.text import plain_text
+from bundler.shown import on_page
 
 HOSTILE = "<script>alert(1)</script>"
 _DANGEROUS_URL = re.compile(r"^\s*(?:javascript|vbscript|file|data:text/html)", re.I)
@@ -179,3 +181,28 @@ def test_code_fence_info_string_is_escaped() -> None:
     out = str(render_markdown('```"><script>alert(1)</script>\ncode\n```\n'))
     s = assert_inert(out)
     assert [t for t, _ in s.tags] == ["pre", "code"]
+
+
+@pytest.mark.parametrize(("text", "html"), [
+    ("a\x00b", "<p>a[U+0000]b</p>\n"),
+    ("`x\x00y`", "<p><code>x[U+0000]y</code></p>\n"),
+    ("```py\x00\nz\x00\n```\n",
+     '<pre><code class="language-py[U+0000]">z[U+0000]\n</code></pre>\n'),
+    ("# h\x00", "<h3>h[U+0000]</h3>\n"),
+    # a link target may hold no control character, so this is text, not a link
+    ("[l](https://a\x00b)", "<p>[l](https://a[U+0000]b)</p>\n"),
+    ("&#0;", "<p>\ufffd</p>\n"),            # the entity stands for U+FFFD: kept
+    ("a\r\nb\rc\n", "<p>a\nb\nc</p>\n"),    # line ends are still normalized
+])
+def test_nul_reaches_the_page_as_a_control_character(text: str, html: str) -> None:
+    """CommonMark turns NUL into U+FFFD; the renderer keeps it, so that the page marks
+    it like every other control character instead of showing a character the record
+    does not hold."""
+    out = render_markdown(text)
+    assert on_page(out) == html
+    assert_inert(str(out))
+
+
+def test_a_listing_excerpt_keeps_nul_as_the_claim_page_does() -> None:
+    assert plain_text("*a*\x00b `c\x00`") == "a\x00b c\x00"
+    assert plain_text("&#0;") == "\ufffd"
