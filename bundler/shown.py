@@ -64,6 +64,23 @@ def code_point(m: re.Match[str]) -> str:
     return f"[U+{ord(m.group()):04X}]"
 
 
+#: A :func:`code_point` marker (up to U+10FFFF).
+MARKER = re.compile(r"\[U\+[0-9A-F]{4,6}\]")
+
+
+def cut(text: str, at: int) -> str:
+    """``text[:at]``, or less: never the first part of a :func:`code_point` marker.
+    Text is cut before an ellipsis (a graph label, a search title); half a marker,
+    ``[U+00…``, would name no character."""
+    if "[U+" in text:
+        for m in MARKER.finditer(text):
+            if m.start() >= at:
+                break
+            if at < m.end():
+                return text[:m.start()]
+    return text[:at]
+
+
 def on_page(value: Any) -> Any:
     """``value`` (what a template prints, a search result's title) with the characters
     that reorder text, and the controls but tab and line ends, shown as their code

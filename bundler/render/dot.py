@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from bundler.shown import code_point
+from bundler.shown import MARKER, code_point, cut
 
 if TYPE_CHECKING:  # annotations only: the graph helper processes import this module alone
     from bundler.graph.paths import GEdge, GNode
@@ -52,8 +52,6 @@ _UNSAFE_CHARS = re.compile(
     "\ud800-\udfff" + "".join(chr(p << 16 | 0xFFFE) + chr(p << 16 | 0xFFFF) for p in range(17))
     + "]")
 _SPACES = frozenset("\n\r\t\u2028\u2029")
-#: How :func:`clean_text` shows what it replaces (:func:`bundler.shown.code_point`).
-_MARKER = re.compile(r"\[U\+[0-9A-F]{4,6}\]")
 
 # kind -> (shape, style).  Colours are CSS's business (classes below), never DOT's.
 SHAPES: Mapping[str, tuple[str, str]] = {
@@ -121,18 +119,7 @@ def _replace_char(match: re.Match[str]) -> str:
 def shorten(text: str, width: int) -> str:
     """One line of at most ``width`` characters, whitespace collapsed."""
     line = " ".join(clean_text(text).split())
-    return line if len(line) <= width else _cut(line, width - 1).rstrip() + ELLIPSIS
-
-
-def _cut(line: str, at: int) -> str:
-    """``line[:at]``, or less: never the first part of a code point marker."""
-    if "[U+" in line:
-        for m in _MARKER.finditer(line):
-            if m.start() >= at:
-                break
-            if at < m.end():
-                return line[:m.start()]
-    return line[:at]
+    return line if len(line) <= width else cut(line, width - 1).rstrip() + ELLIPSIS
 
 
 class _MarkerWrapper(textwrap.TextWrapper):
@@ -147,7 +134,7 @@ class _MarkerWrapper(textwrap.TextWrapper):
         return [chunk for chunk in _MARKER_CHUNKS.split(text) if chunk]
 
 
-_MARKER_CHUNKS = re.compile(f"(\\s+|{_MARKER.pattern})")
+_MARKER_CHUNKS = re.compile(f"(\\s+|{MARKER.pattern})")
 
 
 def wrap_label(text: str, width: int = LABEL_WIDTH, max_lines: int = LABEL_LINES) -> list[str]:
@@ -165,7 +152,7 @@ def wrap_label(text: str, width: int = LABEL_WIDTH, max_lines: int = LABEL_LINES
     if len(lines) > max_lines:
         lines = lines[:max_lines]
         last = lines[-1]
-        lines[-1] = (last if len(last) < width else _cut(last, width - 1).rstrip()) + ELLIPSIS
+        lines[-1] = (last if len(last) < width else cut(last, width - 1).rstrip()) + ELLIPSIS
     return lines
 
 

@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bundler.shown import on_page
+from bundler.shown import cut, on_page
 
 TEXT_CAP = 300
 """Characters of body text kept per document: enough to match on, bounded file size."""
@@ -48,7 +48,7 @@ class SearchDoc:
 def _cap(value: str, limit: int) -> str:
     if len(value) <= limit:
         return value
-    return value[: limit - 1] + "…"
+    return cut(value, limit - 1) + "…"
 
 
 def _record(doc: SearchDoc) -> dict[str, str]:

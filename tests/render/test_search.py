@@ -133,6 +133,17 @@ def test_caps_bound_the_file_and_collapse_whitespace(tmp_path: Path) -> None:
     assert exact["docs"][0]["x"] == "y" * TEXT_CAP
 
 
+@pytest.mark.parametrize(("title", "shown"), [
+    ("a" * 195 + "\x1b\x1b", "a" * 195 + "…"),       # the cap falls in the first marker
+    ("a" * 191 + "\x1b\x1b", "a" * 191 + "[U+001B]…"),
+    ("a" * 199 + "\x1b", "a" * 199 + "…"),
+])
+def test_the_title_cap_never_cuts_a_marker_in_half(title: str, shown: str) -> None:
+    js = search_docs_js([_doc(1, title)])
+    literal = js.removeprefix("window.RB_SEARCH_DOCS = JSON.parse(").removesuffix(");\n")
+    assert json.loads(json.loads(literal))[0]["t"] == shown
+
+
 def test_output_is_deterministic() -> None:
     docs = [_doc(i, t) for i, t in enumerate(HOSTILE)]
     assert search_docs_js(docs) == search_docs_js(list(docs))
