@@ -358,6 +358,27 @@
         el.removeAttribute("tabindex");
         el.removeAttribute("data-rb-scroll");
       }
+      if (el.parentNode.className === "graph-frame") markEdges(el);
+    }
+  }
+
+  /* The edges a graph goes on past, on its frame (data-rb-more="left right"):
+     the stylesheet fades them and asks the reader to scroll. */
+  function markEdges(el) {
+    var frame = el.parentNode;
+    var more = [];
+    if (el.scrollLeft > 1) more.push("left");
+    if (el.scrollLeft + el.clientWidth < el.scrollWidth - 1) more.push("right");
+    if (more.length) {
+      frame.setAttribute("data-rb-more", more.join(" "));
+    } else {
+      frame.removeAttribute("data-rb-more");
+    }
+    if (!el.hasAttribute("data-rb-edges")) {
+      el.setAttribute("data-rb-edges", "");
+      el.addEventListener("scroll", function () {
+        markEdges(el);
+      }, { passive: true });
     }
   }
 
