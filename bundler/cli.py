@@ -177,6 +177,11 @@ def cmd_schema(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+#: ``--severity``'s help, shared by every command that verifies a bundle.
+SEVERITY_HELP = ("override the severity of one diagnostic code (LEVEL: error, warning or "
+                 "info); repeatable")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="review-bundler",
@@ -190,24 +195,26 @@ def build_parser() -> argparse.ArgumentParser:
                             "repeatable")
         p.add_argument("--strict", action="store_true", help="treat warnings as failures")
         p.add_argument("--severity", action="append", default=[], metavar="CODE=LEVEL",
-                       help="override the severity of one diagnostic code; repeatable")
+                       help=SEVERITY_HELP)
 
     p = sub.add_parser("validate", help="verify a bundle and report diagnostics")
     p.add_argument("bundle", help="bundle folder, or .zip / .tar.gz / .tgz / .tar archive")
     trust_args(p)
-    p.add_argument("--format", choices=["text", "json", "sarif"], default="text")
+    p.add_argument("--format", choices=["text", "json", "sarif"], default="text",
+                   help="report for people (text, the default), for tools (json) or for "
+                        "code scanning (sarif)")
     p.set_defaults(func=cmd_validate)
 
     p = sub.add_parser("keygen", help="create an Ed25519 signing key for bundles")
     p.add_argument("--name", required=True, help="key name (no spaces or '+')")
     p.add_argument("-o", "--output", required=True, help="private key file (written mode 0600)")
-    p.add_argument("--force", action="store_true")
+    p.add_argument("--force", action="store_true", help="overwrite an existing key file")
     p.set_defaults(func=cmd_keygen)
 
     p = sub.add_parser("redact", help="redact a payload: append the record, delete the bytes")
-    p.add_argument("bundle")
+    p.add_argument("bundle", help="bundle folder (redaction edits it in place)")
     p.add_argument("digest", help="sha256:<hex> of the payload")
-    p.add_argument("--reason", required=True)
+    p.add_argument("--reason", required=True, help="why the payload is withheld (recorded)")
     p.add_argument("--authority", required=True, help="who authorised the redaction")
     p.add_argument("--key", required=True, help="the bundle's private signing key file")
     p.add_argument("--stream", default="redaction-cli",
@@ -221,7 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd_verify_proof)
 
     p = sub.add_parser("prove", help="print the tlog-proof@v1 inclusion proof of one event")
-    p.add_argument("bundle")
+    p.add_argument("bundle", help="bundle folder, or .zip / .tar.gz / .tgz / .tar archive")
     which = p.add_mutually_exclusive_group(required=True)
     which.add_argument("--seq", type=int, help="the event's seq")
     which.add_argument("--id", help="the event's object id")

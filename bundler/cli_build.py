@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from bundler.cli import _overrides, _read_trust_keys
+from bundler.cli import SEVERITY_HELP, _overrides, _read_trust_keys
 from bundler.errors import EXIT_INVALID, EXIT_OK, UsageError
 
 
@@ -67,7 +67,8 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
                    help="pin a verification key (text, or a file of keys); repeatable")
     p.add_argument("--strict", action="store_true",
                    help="refuse to build unless the bundle verifies without warnings")
-    p.add_argument("--severity", action="append", default=[], metavar="CODE=LEVEL")
+    p.add_argument("--severity", action="append", default=[], metavar="CODE=LEVEL",
+                   help=SEVERITY_HELP)
     p.add_argument("--theme", help="theme folder overriding templates and assets")
     p.add_argument("--title", help="site title (default: the bundle's title)")
     p.add_argument("--base-url", help="public URL the site will be served from (canonical links)")

@@ -12,7 +12,7 @@ import argparse
 import sys
 from contextlib import ExitStack
 
-from bundler.cli import _overrides, _read_trust_keys
+from bundler.cli import SEVERITY_HELP, _overrides, _read_trust_keys
 from bundler.errors import EXIT_INVALID, EXIT_OK, InvalidBundleError, UsageError
 
 
@@ -54,12 +54,14 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("name", nargs="?", help="query name (see --list)")
     p.add_argument("arg", nargs="?", help="the query's argument, when it takes one")
     p.add_argument("--list", action="store_true", help="list the queries and exit")
-    p.add_argument("--format", choices=["table", "json", "csv"], default="table")
+    p.add_argument("--format", choices=["table", "json", "csv"], default="table",
+                   help="rows as a table for people (the default), or as json or csv")
     p.add_argument("--fail-on-rows", action="store_true",
                    help="exit with status 1 when the query returns rows")
     p.add_argument("--trust-key", action="append", default=[], metavar="KEY",
                    help="pin a verification key (text, or a file of keys); repeatable")
     p.add_argument("--strict", action="store_true",
                    help="refuse to answer unless the bundle verifies without warnings")
-    p.add_argument("--severity", action="append", default=[], metavar="CODE=LEVEL")
+    p.add_argument("--severity", action="append", default=[], metavar="CODE=LEVEL",
+                   help=SEVERITY_HELP)
     p.set_defaults(func=cmd_query)

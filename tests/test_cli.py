@@ -7,6 +7,7 @@ subprocess, because that is where an uncaught exception would show.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import stat
@@ -30,7 +31,7 @@ from fixtures.builders import (
 )
 
 from bundler import layout
-from bundler.cli import main
+from bundler.cli import build_parser, main
 from bundler.diagnostics import CODES
 from bundler.integrity.note import parse_signer_key, parse_verifier_key
 
@@ -439,3 +440,18 @@ def test_any_other_os_error_is_still_reported_as_a_bug(
     monkeypatch.setattr(site, "write_files", odd)
     assert main(["build", str(built.path), "-o", str(tmp_path / "site"), "-q"]) == 1
     assert "internal error [RB900]: OSError" in capsys.readouterr().err
+
+
+def test_every_argument_of_every_command_says_what_it_is() -> None:
+    """``--help`` is where a user looks first: an argument listed bare (``--severity
+    CODE=LEVEL`` with no word on what it does, or which levels there are) sends them to
+    the docs for each one."""
+    parser = build_parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    bare = [f"{name} {'/'.join(a.option_strings) or a.dest}"
+            for name, cmd in sub.choices.items() for a in cmd._actions
+            if not isinstance(a, argparse._HelpAction) and not a.help]
+    assert bare == []
+    for name in ("validate", "build", "query"):
+        assert "LEVEL: error, warning or info" in " ".join(
+            sub.choices[name].format_help().split()), name
