@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 from bundler import layout
 from bundler.diagnostics import DiagnosticSink, Location
-from bundler.load.source import BundleSource, is_safe_relpath
+from bundler.load.paths import is_safe_relpath
+from bundler.load.source import BundleSource
 from bundler.model.events import RedactionEvent
 from bundler.model.metadata import Manifest, ManifestEntry
 from bundler.verify.facts import Commitment, CommitmentValues

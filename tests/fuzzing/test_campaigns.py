@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from bundler.load import source
+from bundler.load import archive
 from bundler.render.page_deps import PageDeps
 from bundler.render.pages.plan import PageTask
 from fuzzing import campaigns
@@ -38,8 +38,8 @@ def test_an_internal_error_is_a_finding(tmp_path: Path, monkeypatch: pytest.Monk
     """The archive bug the campaign found, put back: every archive run reports it."""
     def broken(*_args: object) -> bool:
         raise zlib.error("Error -3 while decompressing data: invalid block type")
-    monkeypatch.setattr(source, "_expand_zip", broken)
-    monkeypatch.setattr(source, "_expand_tar", broken)
+    monkeypatch.setattr(archive, "_expand_zip", broken)
+    monkeypatch.setattr(archive, "_expand_tar", broken)
     tally = campaigns.archive(7, 5, SMALL, tmp_path)
     assert len(tally.findings) == 5
     assert "RB900" in tally.findings[0] and "keep/finding-0" in tally.findings[0]

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 from fixtures.bad import bundle_files
-from fixtures.builders import StepClock, make_signer, make_valid_bundle
+from fixtures.builders import BuiltBundle, StepClock, make_signer, make_valid_bundle
 
 from bundler import layout
 from bundler.author import BundleWriter
@@ -199,22 +199,30 @@ def test_the_cache_pins_only_a_digest_of_the_bytes_verified(
     ref = make_valid_bundle(tmp_path / "bundle")
     payload = ref.payload_file("table")
     good = payload.read_bytes()
-    bad = bytes([good[0] ^ 1]) + good[1:]
-    payload.write_bytes(bad)
+    _swapped_around_verification(monkeypatch, ref, ref.path, payload, good,
+                                 bytes([good[0] ^ 1]) + good[1:])
+
+
+def _swapped_around_verification(monkeypatch: pytest.MonkeyPatch, ref: BuiltBundle, bundle: Path,
+                                 where: Path, good: bytes, bad: bytes) -> None:
+    """Build ``bundle`` with ``bad`` in ``where`` when the inputs digest is taken and
+    ``good`` when it is verified (the stamp sees nothing, as on a coarse clock), then
+    put ``bad`` back: the next build must verify it, and find the corrupt payload."""
+    where.write_bytes(bad)
     monkeypatch.setattr(Inputs, "unchanged", lambda self: True)   # the clock saw nothing
     real_verify = site_module.verify_bundle
 
     def good_bytes_back(*args: Any, **kwargs: Any) -> Any:
-        payload.write_bytes(good)
+        where.write_bytes(good)
         return real_verify(*args, **kwargs)
     monkeypatch.setattr(site_module, "verify_bundle", good_bytes_back)
-    opts = BuildOptions(output=tmp_path / "site", trusted_keys=(ref.verifier_key_text,),
+    opts = BuildOptions(output=bundle.parent / "site", trusted_keys=(ref.verifier_key_text,),
                         jobs=1)
-    first = build_site(ref.path, opts)
+    first = build_site(bundle, opts)
     assert first.report is not None and "RB400" not in first.report.sink.codes()
-    payload.write_bytes(bad)        # what the inputs digest was taken of
+    where.write_bytes(bad)          # what the inputs digest was taken of
     monkeypatch.setattr(site_module, "verify_bundle", real_verify)
-    again = build_site(ref.path, opts)
+    again = build_site(bundle, opts)
     assert again.report is not None, "carried over a site of bytes the bundle no longer has"
     assert "RB400" in again.report.sink.codes()
 
@@ -246,22 +254,7 @@ def test_an_archive_is_pinned_only_as_the_bytes_expanded(
     data = payload.read_bytes()
     payload.write_bytes(bytes([data[0] ^ 1]) + data[1:])
     bad = _pack(ref.path, archive)
-    monkeypatch.setattr(Inputs, "unchanged", lambda self: True)   # the clock saw nothing
-    real_verify = site_module.verify_bundle
-
-    def good_bytes_back(*args: Any, **kwargs: Any) -> Any:
-        archive.write_bytes(good)
-        return real_verify(*args, **kwargs)
-    monkeypatch.setattr(site_module, "verify_bundle", good_bytes_back)
-    opts = BuildOptions(output=tmp_path / "site", trusted_keys=(ref.verifier_key_text,),
-                        jobs=1)
-    first = build_site(archive, opts)
-    assert first.report is not None and "RB400" not in first.report.sink.codes()
-    archive.write_bytes(bad)        # what the inputs digest was taken of
-    monkeypatch.setattr(site_module, "verify_bundle", real_verify)
-    again = build_site(archive, opts)
-    assert again.report is not None, "carried over a site of bytes the archive no longer has"
-    assert "RB400" in again.report.sink.codes()
+    _swapped_around_verification(monkeypatch, ref, archive, archive, good, bad)
 
 
 @pytest.mark.parametrize("name", ["bundle.tar.gz", "bundle.zip"])

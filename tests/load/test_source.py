@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import tarfile
 import threading
 import zipfile
@@ -18,7 +19,10 @@ from hypothesis import strategies as st
 
 from bundler.diagnostics import DiagnosticSink
 from bundler.errors import InputError
-from bundler.load.source import BundleSource, _Placer, is_safe_relpath, open_bundle
+from bundler.load.archive import ENTRY_OVERHEAD, _Placer, max_archive_bytes
+from bundler.load.limits import Limits
+from bundler.load.paths import is_safe_relpath
+from bundler.load.source import BundleSource, open_bundle
 from bundler.verify.result import VerificationReport
 
 
@@ -217,3 +221,31 @@ def _open_for_writing(fifo: Path, done: threading.Event) -> None:
     while not done.wait(5.0):
         with contextlib.suppress(OSError):
             os.close(os.open(fifo, os.O_WRONLY | os.O_NONBLOCK))
+
+
+def test_an_archive_too_large_to_expand_within_the_limits_is_not_copied(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The private copy would fill the disk with a 50 GB file named ``.zip`` before the
+    expansion limit could refuse it: a file larger than any archive that expands
+    within the limits is RB104 at once."""
+    archive = tmp_path / "b.tar"
+    with tarfile.open(archive, "w") as tf:
+        tf.add(make_valid_bundle(tmp_path / "b").path, arcname=".")
+    size = archive.stat().st_size
+    copies: list[object] = []
+    real = shutil.copyfile
+    monkeypatch.setattr(shutil, "copyfile", lambda *a: copies.append(a) or real(*a))
+    at_most = Limits(max_expanded_bytes=size - ENTRY_OVERHEAD - 1, max_archive_entries=1)
+    assert max_archive_bytes(at_most) == size - 1
+    sink = DiagnosticSink()
+    with pytest.raises(InputError), open_bundle(archive, sink, at_most):
+        pass
+    [diag] = list(sink)
+    assert diag.code == "RB104" and f"the archive is {size} bytes" in diag.message
+    assert copies == []
+    just = Limits(max_expanded_bytes=size, max_archive_entries=1)   # copied, then refused
+    sink = DiagnosticSink()
+    with pytest.raises(InputError), open_bundle(archive, sink, just):
+        pass
+    assert len(copies) == 1 and [d.code for d in sink] == ["RB104"]
+    assert "entries" in next(iter(sink)).message
