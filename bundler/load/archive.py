@@ -15,17 +15,19 @@ unseen by a coarse file-system clock (see :mod:`bundler.load.stamp`).
 from __future__ import annotations
 
 import hashlib
-import shutil
+import os
 import stat
 import tarfile
 import zipfile
 import zlib
 from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from bundler.diagnostics import DiagnosticSink, Location
 from bundler.errors import InputError
 from bundler.load.limits import Limits
 from bundler.load.paths import is_safe_relpath
+from bundler.load.reopen import open_regular
 
 ARCHIVE_SUFFIXES = (".zip", ".tar.gz", ".tgz", ".tar")
 #: What reading a damaged archive raises besides the modules' own errors: the
@@ -59,28 +61,38 @@ def expand_archive(p: Path, work: Path, sink: DiagnosticSink,
 
 
 def _private_copy(p: Path, copy: Path, sink: DiagnosticSink, limits: Limits) -> str:
-    """Copy the archive at ``p`` to ``copy`` and return the copy's SHA-256 (hex): what
-    is expanded is then what was hashed, whatever happens to ``p`` meanwhile.  An
-    archive that is no regular file (a pipe, a device) or cannot be read is RB117;
-    one the build may not read raises ``PermissionError`` for the caller to report.
-    An archive too large to expand within the limits is RB104 before it is copied."""
+    """Copy the archive at ``p`` to ``copy`` and return the SHA-256 (hex) of the bytes
+    copied: what is expanded is then what was hashed, whatever happens to ``p``
+    meanwhile.  An archive that is no regular file (a pipe, a device) or cannot be
+    read is RB117; one the build may not read raises ``PermissionError`` for the
+    caller to report.  An archive too large to expand within the limits is RB104
+    before it is read."""
     try:
-        if not p.is_file():     # shutil would say so too, but naming the build's path
-            raise shutil.SpecialFileError("not a regular file")
-        if (size := p.stat().st_size) > max_archive_bytes(limits):
-            sink.emit("RB104", f"the archive is {size} bytes, more than any archive that "
-                      f"expands within the limits ({max_archive_bytes(limits)})",
-                      Location(path=p.name))
-            raise InputError(f"refusing to expand unsafe archive {p}", diagnostics=list(sink))
-        shutil.copyfile(p, copy)
-        with open(copy, "rb") as fh:
-            return hashlib.file_digest(fh, "sha256").hexdigest()
+        # resolved first: the archive may be given through a link, open_regular
+        # follows none (and opens a pipe without waiting for a writer)
+        with open_regular(p.resolve()) as src:
+            if (size := os.fstat(src.fileno()).st_size) > max_archive_bytes(limits):
+                sink.emit("RB104", f"the archive is {size} bytes, more than any archive "
+                          f"that expands within the limits ({max_archive_bytes(limits)})",
+                          Location(path=p.name))
+                raise InputError(f"refusing to expand unsafe archive {p}",
+                                 diagnostics=list(sink))
+            return _copy_hashed(src, copy)
     except PermissionError:
         raise
     except OSError as exc:
-        sink.emit("RB117", f"cannot be read: {exc.strerror or exc}",
-                  Location(path=p.name))
+        sink.emit("RB117", f"cannot be read: {exc.strerror or exc}", Location(path=p.name))
         raise InputError(f"cannot read archive {p}", diagnostics=list(sink)) from exc
+
+
+def _copy_hashed(src: BinaryIO, copy: Path) -> str:
+    """Write the rest of ``src`` to ``copy``, hashing it on the way (one read)."""
+    digest = hashlib.sha256()
+    with open(copy, "wb") as out:
+        while chunk := src.read(1 << 20):
+            digest.update(chunk)
+            out.write(chunk)
+    return digest.hexdigest()
 
 
 #: Bytes of headers and padding an archive may spend on one entry, beyond its content:

@@ -126,7 +126,6 @@ class BundleSource:
         return iter(sorted(out))
 
 
-
 def _raise_unreadable(exc: OSError) -> None:
     """``os.walk`` skips a folder it cannot list; an unreadable one must not read as an
     empty one (its payloads "missing")."""

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import tarfile
 import threading
 import zipfile
@@ -19,6 +18,7 @@ from hypothesis import strategies as st
 
 from bundler.diagnostics import DiagnosticSink
 from bundler.errors import InputError
+from bundler.load import archive as archive_module
 from bundler.load.archive import ENTRY_OVERHEAD, _Placer, max_archive_bytes
 from bundler.load.limits import Limits
 from bundler.load.paths import is_safe_relpath
@@ -196,7 +196,7 @@ def test_the_root_and_repeated_folders_are_no_conflict(tmp_path: Path) -> None:
 
 def test_an_archive_that_is_a_named_pipe_is_refused_not_waited_on(tmp_path: Path) -> None:
     """Expanding a pipe named like an archive would wait for a writer forever; the
-    private copy (``shutil.copyfile``) refuses it at once as RB117.  A writer opens
+    private copy opens it without waiting and refuses it at once as RB117.  A writer opens
     the pipe every 5 s, so that a regression fails here instead of hanging."""
     fifo = tmp_path / "bundle.tar.gz"
     os.mkfifo(fifo)
@@ -233,8 +233,8 @@ def test_an_archive_too_large_to_expand_within_the_limits_is_not_copied(
         tf.add(make_valid_bundle(tmp_path / "b").path, arcname=".")
     size = archive.stat().st_size
     copies: list[object] = []
-    real = shutil.copyfile
-    monkeypatch.setattr(shutil, "copyfile", lambda *a: copies.append(a) or real(*a))
+    real = archive_module._copy_hashed
+    monkeypatch.setattr(archive_module, "_copy_hashed", lambda *a: copies.append(a) or real(*a))
     at_most = Limits(max_expanded_bytes=size - ENTRY_OVERHEAD - 1, max_archive_entries=1)
     assert max_archive_bytes(at_most) == size - 1
     sink = DiagnosticSink()
@@ -249,3 +249,15 @@ def test_an_archive_too_large_to_expand_within_the_limits_is_not_copied(
         pass
     assert len(copies) == 1 and [d.code for d in sink] == ["RB104"]
     assert "entries" in next(iter(sink)).message
+
+
+def test_an_archive_given_through_a_link_is_read_like_the_archive(tmp_path: Path) -> None:
+    """The private copy opens no link (``open_regular``), so it resolves the path the
+    user gave first: a link to an archive is a normal way to name one."""
+    folder = make_valid_bundle(tmp_path / "b").path
+    archive = tmp_path / "b.tar.gz"
+    with tarfile.open(archive, "w:gz") as tf:
+        tf.add(folder, arcname=".")
+    link = tmp_path / "latest.tar.gz"
+    link.symlink_to(archive)
+    assert _report_facts(verify(link)) == _report_facts(verify(folder))
