@@ -180,6 +180,54 @@ def test_a_graph_wider_than_the_page_says_so_at_its_edges(
         assert log.problems() == []
 
 
+#: [data-rb-more, left edge faded, right edge faded] of the first block matching a
+#: selector; a faded edge is the mask's outer colour stop, which is not opaque.
+_FADE_JS = """sel => {
+  const el = document.querySelector(sel);
+  const mask = getComputedStyle(el).maskImage;
+  if (mask === "none") return [el.getAttribute("data-rb-more"), false, false];
+  const stops = mask.match(/rgba?\\([^)]*\\)/g);
+  const faded = c => c.startsWith("rgba(") && !c.endsWith(", 1)");
+  return [el.getAttribute("data-rb-more"), faded(stops[0]), faded(stops[stops.length - 1])];
+}"""
+
+
+def test_a_table_or_code_block_wider_than_its_box_fades_at_its_edges(
+        site_of: Callable[[str], BuiltSite]) -> None:
+    """Like a graph, a wide table or code block cut at its box's edge looked whole
+    under overlay scrollbars.  It fades out at each edge it goes on past, the fade
+    follows scrolling and resizing, keyboard focus lifts it, and a block that fits
+    is left alone."""
+    quality = site_of("air-quality")
+    with chromium_context(viewport={"width": 1200, "height": 900}) as ctx:
+        page = ctx.new_page()
+        log = watch(page)
+        page.goto((quality.site / "audit" / "reused-in-manuscript.html").as_uri())
+        table = ".table-wrap"
+        assert page.evaluate(f"document.querySelector('{table}').scrollWidth") > 1200
+        assert page.evaluate(_FADE_JS, table) == ["right", False, True]
+        scroll = "x => { document.querySelector('.table-wrap').scrollLeft = x; }"
+        page.evaluate(scroll, 100)
+        assert poll(lambda: page.evaluate(_FADE_JS, table)[0] == "left right", what="both")
+        assert page.evaluate(_FADE_JS, table) == ["left right", True, True]
+        page.evaluate(scroll, 10_000)
+        assert poll(lambda: page.evaluate(_FADE_JS, table)[0] == "left", what="the left")
+        assert page.evaluate(_FADE_JS, table) == ["left", True, False]
+        page.keyboard.press("Tab")
+        page.evaluate(f"document.querySelector('{table}').focus()")
+        assert page.evaluate(_FADE_JS, table) == ["left", False, False]
+
+        fits = next(site_of("evolutionary-search").site.glob("artifacts/cand-g00-06-*.html"))
+        page.goto(fits.as_uri())
+        blocks = [".highlight > pre", ".table-wrap:has(> table.listing)"]
+        assert [page.evaluate(_FADE_JS, b) for b in blocks] == [[None, False, False]] * 2
+        page.set_viewport_size({"width": 360, "height": 900})      # now neither fits
+        assert poll(lambda: all(page.evaluate(_FADE_JS, b)[0] == "right" for b in blocks),
+                    what="a narrow window")
+        assert [page.evaluate(_FADE_JS, b) for b in blocks] == [["right", False, True]] * 2
+        assert log.problems() == []
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("name", SITES)
 def test_axe_no_serious_violations(name: str, scheme: str,

@@ -358,23 +358,26 @@
         el.removeAttribute("tabindex");
         el.removeAttribute("data-rb-scroll");
       }
-      if (el.parentNode.className === "graph-frame") markEdges(el);
+      markEdges(el);
     }
   }
 
-  /* The edges a graph goes on past, on its frame (data-rb-more="left right"):
-     the stylesheet fades them and asks the reader to scroll. */
+  /* The edges a block goes on past (data-rb-more="left right"), for the
+     stylesheet to fade: overlay scrollbars (macOS, phones) show nothing until
+     a block is scrolled, so a table or graph cut at the page's edge looked
+     whole. A graph's mark goes on its frame, which also holds the caption. */
   function markEdges(el) {
-    var frame = el.parentNode;
+    var target = el.parentNode.className === "graph-frame" ? el.parentNode : el;
     var more = [];
     if (el.scrollLeft > 1) more.push("left");
     if (el.scrollLeft + el.clientWidth < el.scrollWidth - 1) more.push("right");
-    if (more.length) {
-      frame.setAttribute("data-rb-more", more.join(" "));
-    } else {
-      frame.removeAttribute("data-rb-more");
+    var now = more.join(" ");
+    if (now && target.getAttribute("data-rb-more") !== now) {
+      target.setAttribute("data-rb-more", now);
+    } else if (!now && target.hasAttribute("data-rb-more")) {
+      target.removeAttribute("data-rb-more");
     }
-    if (!el.hasAttribute("data-rb-edges")) {
+    if (now && !el.hasAttribute("data-rb-edges")) {
       el.setAttribute("data-rb-edges", "");
       el.addEventListener("scroll", function () {
         markEdges(el);
