@@ -225,6 +225,8 @@ def test_a_table_or_code_block_wider_than_its_box_fades_at_its_edges(
         assert poll(lambda: all(page.evaluate(_FADE_JS, b)[0] == "right" for b in blocks),
                     what="a narrow window")
         assert [page.evaluate(_FADE_JS, b) for b in blocks] == [["right", False, True]] * 2
+        page.emulate_media(media="print")          # paper shows all of a block, unfaded
+        assert [page.evaluate(_FADE_JS, b) for b in blocks] == [["right", False, False]] * 2
         assert log.problems() == []
 
 
