@@ -346,47 +346,61 @@
      that actually overflow get tabindex, so the tab order stays short. */
   var SCROLLERS = "pre, .table-wrap, figure.graph, .graph-scroll, .json, .markdown-body table";
 
+  /* Every size is read before any mark is written: a write between two reads
+     makes the browser lay the page out again for the second one, and a long
+     page of the log holds hundreds of blocks. */
   function markScrollers() {
     var all = doc.querySelectorAll(SCROLLERS);
-    for (var i = 0; i < all.length; i++) {
+    var found = [];
+    var i;
+    for (i = 0; i < all.length; i++) {
       var el = all[i];
-      var scrolls = el.scrollWidth > el.clientWidth + 1 || el.scrollHeight > el.clientHeight + 1;
-      if (scrolls && !el.hasAttribute("tabindex")) {
-        el.setAttribute("tabindex", "0");
-        el.setAttribute("data-rb-scroll", "");
-      } else if (!scrolls && el.hasAttribute("data-rb-scroll")) {
-        el.removeAttribute("tabindex");
-        el.removeAttribute("data-rb-scroll");
+      found.push([el, el.scrollWidth > el.clientWidth + 1 ||
+                      el.scrollHeight > el.clientHeight + 1, edgesOf(el)]);
+    }
+    for (i = 0; i < found.length; i++) {
+      var block = found[i][0];
+      var scrolls = found[i][1];
+      if (scrolls && !block.hasAttribute("tabindex")) {
+        block.setAttribute("tabindex", "0");
+        block.setAttribute("data-rb-scroll", "");
+      } else if (!scrolls && block.hasAttribute("data-rb-scroll")) {
+        block.removeAttribute("tabindex");
+        block.removeAttribute("data-rb-scroll");
       }
-      markEdges(el);
+      markEdges(block, found[i][2]);
     }
   }
 
-  /* The edges a block goes on past (data-rb-more="left right"), for the
-     stylesheet to fade: overlay scrollbars (macOS, phones) show nothing until
-     a block is scrolled, so a table or graph cut at the page's edge looked
-     whole. A graph's mark goes on its frame, which also holds the caption. */
-  function markEdges(el) {
-    var target = el.parentNode.className === "graph-frame" ? el.parentNode : el;
+  /* The edges a block goes on past: "left", "right", both or "". */
+  function edgesOf(el) {
     var more = [];
     if (el.scrollLeft > 1) more.push("left");
     if (el.scrollLeft + el.clientWidth < el.scrollWidth - 1) more.push("right");
-    var now = more.join(" ");
+    return more.join(" ");
+  }
+
+  /* Marks the edges a block goes on past (data-rb-more="left right") for the
+     stylesheet to fade: overlay scrollbars (macOS, phones) show nothing until
+     a block is scrolled, so a table or graph cut at the page's edge looked
+     whole. A graph's mark goes on its frame, which also holds the caption. */
+  function markEdges(el, now) {
+    var target = el.parentNode.className === "graph-frame" ? el.parentNode : el;
     if (now && target.getAttribute("data-rb-more") !== now) {
       target.setAttribute("data-rb-more", now);
     } else if (!now && target.hasAttribute("data-rb-more")) {
       target.removeAttribute("data-rb-more");
     }
-    if (now && !el.hasAttribute("data-rb-edges")) {
-      el.setAttribute("data-rb-edges", "");
-      el.addEventListener("scroll", function () {
-        markEdges(el);
-      }, { passive: true });
-    }
   }
 
   function setupScrollers() {
     markScrollers();
+    /* One listener for every block: "scroll" does not bubble, but it can be
+       caught on its way down. */
+    doc.addEventListener("scroll", function (e) {
+      var el = e.target;
+      if (el.nodeType === 1 && el.matches(SCROLLERS)) markEdges(el, edgesOf(el));
+    }, { capture: true, passive: true });
     var timer = 0;
     window.addEventListener("resize", function () {
       window.clearTimeout(timer);
