@@ -138,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (site / "index.html").is_file():
             log(f"building the {args.events:,}-event site")
             cold_builds(path, args.events, 1)
-    print(render_rows(measure(site, args.runs)))
+    print(render_rows(measure(site.resolve(), args.runs)))   # a file:// URI needs a full path
     return 0
 
 
