@@ -55,6 +55,11 @@ def cmd_build(args: argparse.Namespace) -> int:
         again = "" if result.report is not None else "; unchanged inputs, as at the last build"
         print(f"verification: {verdict.trust.value} ({verdict.errors} errors, "
               f"{verdict.warnings} warnings{again})", file=sys.stderr)
+        if result.renamed:      # repr: ids are untrusted, and this is a terminal
+            some = ", ".join(map(repr, result.renamed[:4]))
+            more = f" and {len(result.renamed) - 4:,} more" if len(result.renamed) > 4 else ""
+            print(f"note: {len(result.renamed):,} ids were made to share a page name and "
+                  f"were given longer ones: {some}{more}", file=sys.stderr)
     print((result.output / "index.html").as_uri())
     return EXIT_OK if verdict.ok(strict=args.strict) else EXIT_INVALID
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import errno
 import functools
+import itertools
 import os
 import time
 from collections.abc import Callable, Iterable
@@ -73,7 +74,7 @@ from bundler.render.pages.base import NAV, BuildContext
 from bundler.render.pages.plan import PageTask, final_pages, plan_pages
 from bundler.render.proofs import claim_proofs
 from bundler.render.site_files import LOG_COPY, site_report_json, verified_reads, write_files
-from bundler.render.urls import Linker, check_base_url
+from bundler.render.urls import Linker, check_base_url, long_names, sharing_a_name
 from bundler.render.workers import render_all
 from bundler.reports import TRUST_TEXT
 from bundler.verify import Verdict, VerificationReport, VerifyOptions, verify_bundle
@@ -110,6 +111,8 @@ class BuildResult:
     graphs: int
     seconds: float
     reused: int = 0     # pages carried over from the previous site
+    #: Ids made to share a page name, which got longer names (see ``urls.slug``).
+    renamed: tuple[str, ...] = ()
 
 
 def _progress(opts: BuildOptions, stage: str, done: int, total: int) -> None:
@@ -251,9 +254,35 @@ def _site_info(report: VerificationReport, opts: BuildOptions) -> SiteInfo:
         generator=f"review-bundler {__version__}", nav=NAV)
 
 
+class _SharedName(Exception):
+    """Two planned pages have one path: ids made to share a name (see :func:`_write`)."""
+
+
 def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInfo, salt: str,
            previous: PreviousSite | None, fingerprint: str | None, inputs: Inputs | None,
            started: float) -> BuildResult:
+    """Write every page, under the names :func:`bundler.render.urls.slug` gives.
+
+    When ids were made to share a name, theirs get longer ones and the pages are
+    planned again.  Which names are long then depends on the whole bundle, while
+    a rebuild reuses a page on what it read: so such a build reuses nothing and
+    records nothing for the next one (a cold build, byte for byte)."""
+    try:
+        return _write_pages(ctx, opts, out, site, salt, previous, fingerprint, inputs, started,
+                            final=False)
+    except _SharedName:
+        pass
+    ctx.texts = None
+    shared = sharing_a_name(itertools.chain(ctx.idx.by_id, ctx.idx.archives))
+    with long_names(shared):
+        result = _write_pages(ctx, opts, out, site, salt, None, None, inputs, started,
+                              final=True)
+    return dataclasses.replace(result, renamed=tuple(sorted(shared)))
+
+
+def _write_pages(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInfo,
+                 salt: str, previous: PreviousSite | None, fingerprint: str | None,
+                 inputs: Inputs | None, started: float, *, final: bool) -> BuildResult:
     # Before the pages and after them, the build process only adds objects that live
     # to the end and hold no cycles, over a heap of every kept event: an automatic full
     # collection there walks all of it and frees nothing (the one in _finish, after
@@ -261,7 +290,8 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
     # pages render, the heap is frozen, so collections scan only what is new, and the
     # render workers, which do make cyclic garbage, collect it as usual.
     with young_collections_only():
-        job, tasks, last = _prepare(ctx, opts, out, site, salt, previous, fingerprint)
+        job, tasks, last = _prepare(ctx, opts, out, site, salt, previous, fingerprint,
+                                    final=final)
     deps = job.deps
     ledger = PageLedger(keep_rows=fingerprint is not None)
     total = len(tasks) + len(last)
@@ -291,7 +321,7 @@ def _write(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInf
 
 
 def _prepare(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteInfo, salt: str,
-             previous: PreviousSite | None, fingerprint: str | None,
+             previous: PreviousSite | None, fingerprint: str | None, *, final: bool,
              ) -> tuple[RenderJob, list[PageTask], list[PageTask]]:
     """The render job and the pages to make (reserved in ``out``), templates compiled."""
     compiled = compiled_templates_dir()
@@ -310,26 +340,30 @@ def _prepare(ctx: BuildContext, opts: BuildOptions, out: SiteWriter, site: SiteI
                                       opts.base_url))
     tasks = plan_pages(ctx)
     last = final_pages()
-    _reserve(out, (*tasks, *last))
+    _reserve(out, (*tasks, *last), final=final)
     for name in sorted(env.list_templates(filter_func=lambda n: n.endswith(".html"))):
         env.get_template(name)     # compile once, before the workers fork
     return job, tasks, last
 
 
-def _reserve(out: SiteWriter, tasks: Iterable[PageTask]) -> None:
-    """Claim every page's path.  Two objects' pages collide only when their ids differ in
-    characters a file name drops and share the hash in it (``urls.slug``): ids made to
-    collide, which takes a bundle's author a second for short ids.  The site cannot show
-    both, so the build stops, naming them (the writer alone could name only the path)."""
+def _reserve(out: SiteWriter, tasks: Iterable[PageTask], *, final: bool) -> None:
+    """Claim every page's path, once none is planned twice.  Two pages share a path
+    only when their ids were made to share a name (``urls.slug``): :class:`_SharedName`
+    so that they get longer ones, or, if they already have (``final``), a stop naming
+    both ids (ids that share 96 bits of hash: the site cannot show both)."""
     owner: dict[str, PageTask] = {}
     for task in tasks:
         first = owner.setdefault(task.path, task)
-        if first is not task:
-            raise OutputError(f"the {first.kind} pages of {first.key!r} and {task.key!r} are "
-                              f"both named {task.path!r}: ids that differ only in characters "
-                              "a file name drops and share the hash in it (made to "
-                              "collide); the site cannot show both")
-        out.reserve(task.path)
+        if first is task:
+            continue
+        if not final:
+            raise _SharedName(task.path)
+        raise OutputError(f"the {first.kind} pages of {first.key!r} and {task.key!r} are "
+                          f"both named {task.path!r}: ids that differ only in characters "
+                          "a file name drops and share 96 bits of the hash in it; the site "
+                          "cannot show both")
+    for path in owner:
+        out.reserve(path)
 
 
 def _finish(ctx: BuildContext, out: SiteWriter, ledger: PageLedger, pages: set[str],

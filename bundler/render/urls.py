@@ -4,14 +4,17 @@ Every href is relative (the site must work from file:// and from any
 sub-path), so pages ask for a path *from the site root* and prefix it with
 their own ``root`` ("", "../").  Object ids are untrusted: file names are a
 sanitised prefix plus a hash of the id, so they cannot traverse or carry
-markup; two ids share a name only when made to (the build then stops, RB906).
+markup.  Two ids share a name only when made to; the build then gives those
+ids longer names (:func:`long_names`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import re
 import urllib.parse
+from collections.abc import Iterable, Iterator
 
 from bundler.errors import UsageError
 from bundler.graph.index import BundleIndex
@@ -26,6 +29,11 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_-]+")
 NAME_CHARS = 48
 
 
+#: Ids that fit in a name but get 24 hex digits all the same: the ids of this build
+#: made to share a name (:func:`long_names`).  Empty outside such a build.
+_LONG: frozenset[str] = frozenset()
+
+
 def slug(oid: str) -> str:
     """The file name (without suffix) of ``oid``'s page: its safe characters, then a hash.
 
@@ -34,13 +42,47 @@ def slug(oid: str) -> str:
     A longer id is cut, and ids cut to one prefix are many in a real log
     (``<run>/generation-0042/individual-008687``): a million of them would share
     8 digits about a hundred times, and a generation of 101k did at 008687 and
-    100923.  Those get 24 digits (96 bits).  A cut name is 73 characters and an uncut
-    one at most 57, so the two forms never meet."""
+    100923.  Those get 24 digits (96 bits), and so do ids in :data:`_LONG`.  A short
+    name is at most 57 characters; a long one is 73 if cut, and can only meet a cut
+    one if the two ids share 96 bits of hash."""
     safe = _UNSAFE.sub("-", oid).strip("-")
     digest = hashlib.sha256(oid.encode("utf-8")).hexdigest()
     if len(safe) > NAME_CHARS:
         return f"{safe[:NAME_CHARS]}-{digest[:24]}"
+    if oid in _LONG:
+        return f"{safe or 'x'}-{digest[:24]}"
     return f"{safe or 'x'}-{digest[:8]}"
+
+
+def sharing_a_name(ids: Iterable[str]) -> set[str]:
+    """The ids among ``ids`` whose short name another one has too.
+
+    32 bits of hash are enough against chance, not against a bundle's author: ids
+    that differ only in characters a name drops (``c.0:1`` and ``c.0@1``) share a
+    name after about 65,000 tries, a second's search."""
+    first: dict[str, str] = {}
+    shared: set[str] = set()
+    for oid in ids:
+        other = first.setdefault(slug(oid), oid)
+        if other != oid:
+            shared.update((other, oid))
+    return shared
+
+
+@contextlib.contextmanager
+def long_names(ids: Iterable[str]) -> Iterator[None]:
+    """Within the block, the pages of ``ids`` have 96-bit names (see :func:`slug`).
+
+    Process-wide, like every name: the render workers forked within the block
+    and the build's own threads see the same names.  Builds in one process must
+    not overlap while it is active."""
+    global _LONG
+    before = _LONG
+    _LONG = frozenset(ids)
+    try:
+        yield
+    finally:
+        _LONG = before
 
 
 def event_page(seq: int) -> str:
