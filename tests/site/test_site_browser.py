@@ -237,6 +237,42 @@ def test_a_table_or_code_block_wider_than_its_box_fades_at_its_edges(
         assert log.problems() == []
 
 
+#: Per raw record: [its text has a line longer than the box, it scrolls sideways,
+#: it is more than three lines tall]; every <details> opened first.
+_RAW_JS = """() => {
+  for (const d of document.querySelectorAll("details")) d.open = true;
+  return [...document.querySelectorAll("pre.raw")].map(el => {
+    const line = parseFloat(getComputedStyle(el).lineHeight);
+    const longest = Math.max(...el.textContent.split("\\n").map(t => t.length));
+    return [longest * 7 > el.clientWidth, el.scrollWidth > el.clientWidth + 1,
+            el.clientHeight > 3 * line];
+  });
+}"""
+
+
+@pytest.mark.parametrize("width", [1200, 390])
+def test_raw_records_wrap_instead_of_running_off_sideways(
+        site_of: Callable[[str], BuiltSite], width: int) -> None:
+    """A verbatim trace record is often one JSON line of thousands of characters: it
+    wraps down the page, so it can be read without scrolling across 30,000 px."""
+    built = site_of("air-quality")
+    pages = [built.site / "events" / "page-0001.html",
+             *sorted(built.site.glob("workflow/wf-*.html"))]
+    seen = 0
+    with chromium_context(viewport={"width": width, "height": 900}) as ctx:
+        page = ctx.new_page()
+        log = watch(page)
+        for path in pages:
+            page.goto(path.as_uri())
+            for long_line, scrolls, tall in page.evaluate(_RAW_JS):
+                assert not scrolls, path.name
+                if long_line:
+                    assert tall, path.name
+                    seen += 1
+        assert log.problems() == []
+    assert seen >= 20       # the transcript's long lines are there to be wrapped
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 @pytest.mark.parametrize("name", SITES)
 def test_axe_no_serious_violations(name: str, scheme: str,
