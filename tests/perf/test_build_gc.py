@@ -29,9 +29,9 @@ def test_full_collections_are_off_around_the_pages_only(
     real_prepare, real_finish, real_render_all = (
         site_mod._prepare, site_mod._finish, site_mod.render_all)
 
-    def prepare(*args: Any) -> Any:
+    def prepare(*args: Any, **kwargs: Any) -> Any:
         seen["prepare"] = gc.get_threshold()
-        return real_prepare(*args)
+        return real_prepare(*args, **kwargs)
 
     def finish(*args: Any) -> Any:
         seen["finish"] = gc.get_threshold()
