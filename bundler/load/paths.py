@@ -9,6 +9,7 @@ from __future__ import annotations
 
 __all__ = ["is_safe_relpath"]
 
+
 def is_safe_relpath(rel: str) -> bool:
     """A relative POSIX path that stays inside its folder.
 

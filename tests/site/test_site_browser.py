@@ -140,46 +140,6 @@ def test_dark_mode_toggle_persists(site_of: Callable[[str], BuiltSite]) -> None:
         assert log.problems() == []
 
 
-#: The first graph's frame on a page: the edges it is faded at, whether each fade is
-#: shown, and what its caption's ``::before`` says.
-_EDGES_JS = """() => {
-  const frame = document.querySelector("figure.graph > .graph-frame");
-  const css = (el, pseudo, prop) => getComputedStyle(el, pseudo).getPropertyValue(prop);
-  return [frame.getAttribute("data-rb-more"), css(frame, "::before", "visibility"),
-          css(frame, "::after", "visibility"),
-          css(frame.parentNode.querySelector("figcaption"), "::before", "content")];
-}"""
-_HINT = '"Scroll the graph sideways to see all of it. "'
-
-
-def test_a_graph_wider_than_the_page_says_so_at_its_edges(
-        site_of: Callable[[str], BuiltSite]) -> None:
-    """Overlay scrollbars (macOS, phones) show nothing until a graph is scrolled, so
-    a graph cut at the page's edge looked whole.  Its frame fades each edge the graph
-    goes on past, and the caption asks to scroll; a graph that fits has neither."""
-    built = site_of("air-quality")
-    fits = next(built.site.glob("workflow/wf-plan-*.html"))
-    with chromium_context(viewport={"width": 1200, "height": 900}) as ctx:
-        page = ctx.new_page()
-        log = watch(page)
-        page.goto((built.site / "workflow" / "index.html").as_uri())
-        width = page.evaluate("document.querySelector('.graph-scroll').scrollWidth")
-        assert width > 1200
-        assert page.evaluate(_EDGES_JS) == ["right", "hidden", "visible", _HINT]
-        scroll = "x => { document.querySelector('.graph-scroll').scrollLeft = x; }"
-        page.evaluate(scroll, 100)
-        assert poll(lambda: page.evaluate(_EDGES_JS)[0] == "left right", what="both edges")
-        assert page.evaluate(_EDGES_JS) == ["left right", "visible", "visible", _HINT]
-        page.evaluate(scroll, width)
-        assert poll(lambda: page.evaluate(_EDGES_JS)[0] == "left", what="the left edge")
-        assert page.evaluate(_EDGES_JS) == ["left", "visible", "hidden", _HINT]
-        page.goto(fits.as_uri())
-        assert page.evaluate(_EDGES_JS) == [None, "hidden", "hidden", "none"]
-        page.set_viewport_size({"width": 360, "height": 900})      # now it no longer fits
-        assert poll(lambda: page.evaluate(_EDGES_JS)[0] == "right", what="a narrow window")
-        assert log.problems() == []
-
-
 #: [data-rb-more, left edge faded, right edge faded, tabindex] of the first block
 #: matching a selector; a faded edge is the mask's outer colour stop, not opaque.
 _FADE_JS = """sel => {
@@ -192,6 +152,45 @@ _FADE_JS = """sel => {
   return [el.getAttribute("data-rb-more"), faded(stops[0]), faded(stops[stops.length - 1]),
           tab];
 }"""
+_CAPTION_JS = """() => getComputedStyle(
+  document.querySelector(".graph-scroll").parentNode.querySelector("figcaption"),
+  "::before").content"""
+_HINT = '"Scroll the graph sideways to see all of it. "'
+
+
+def _graph_edges(page: Any) -> list[Any]:
+    """The first graph's :data:`_FADE_JS` and what its caption's ``::before`` says."""
+    return [*page.evaluate(_FADE_JS, ".graph-scroll"), page.evaluate(_CAPTION_JS)]
+
+
+def test_a_graph_wider_than_the_page_says_so_at_its_edges(
+        site_of: Callable[[str], BuiltSite]) -> None:
+    """Overlay scrollbars (macOS, phones) show nothing until a graph is scrolled, so
+    a graph cut at the page's edge looked whole.  It fades out at each edge it goes on
+    past, as a wide table does, and the caption asks to scroll; a graph that fits has
+    neither."""
+    built = site_of("air-quality")
+    fits = next(built.site.glob("workflow/wf-plan-*.html"))
+    with chromium_context(viewport={"width": 1200, "height": 900}) as ctx:
+        page = ctx.new_page()
+        log = watch(page)
+        page.goto((built.site / "workflow" / "index.html").as_uri())
+        width = page.evaluate("document.querySelector('.graph-scroll').scrollWidth")
+        assert width > 1200
+        assert _graph_edges(page) == ["right", False, True, "0", _HINT]
+        scroll = "x => { document.querySelector('.graph-scroll').scrollLeft = x; }"
+        page.evaluate(scroll, 100)
+        assert poll(lambda: _graph_edges(page)[0] == "left right", what="both edges")
+        assert _graph_edges(page) == ["left right", True, True, "0", _HINT]
+        page.evaluate(scroll, width)
+        assert poll(lambda: _graph_edges(page)[0] == "left", what="the left edge")
+        assert _graph_edges(page) == ["left", True, False, "0", _HINT]
+        page.goto(fits.as_uri())
+        assert _graph_edges(page) == [None, False, False, None, "none"]
+        page.set_viewport_size({"width": 360, "height": 900})      # now it no longer fits
+        assert poll(lambda: _graph_edges(page)[0] == "right", what="a narrow window")
+        assert _graph_edges(page) == ["right", False, True, "0", _HINT]
+        assert log.problems() == []
 
 
 def test_a_table_or_code_block_wider_than_its_box_fades_at_its_edges(

@@ -383,13 +383,12 @@
   /* Marks the edges a block goes on past (data-rb-more="left right") for the
      stylesheet to fade: overlay scrollbars (macOS, phones) show nothing until
      a block is scrolled, so a table or graph cut at the page's edge looked
-     whole. A graph's mark goes on its frame, which also holds the caption. */
+     whole. */
   function markEdges(el, now) {
-    var target = el.parentNode.className === "graph-frame" ? el.parentNode : el;
-    if (now && target.getAttribute("data-rb-more") !== now) {
-      target.setAttribute("data-rb-more", now);
-    } else if (!now && target.hasAttribute("data-rb-more")) {
-      target.removeAttribute("data-rb-more");
+    if (now && el.getAttribute("data-rb-more") !== now) {
+      el.setAttribute("data-rb-more", now);
+    } else if (!now && el.hasAttribute("data-rb-more")) {
+      el.removeAttribute("data-rb-more");
     }
   }
 
