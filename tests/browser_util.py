@@ -148,3 +148,79 @@ def axe_serious(page: Any) -> list[str]:
             target = " ".join(str(t) for t in node.get("target", []))
             found.append(f"{violation['id']} ({violation['impact']}): {target}")
     return found
+
+
+#: Read in each frame through the DevTools protocol, which the page CSP does not bind.
+FLAGS_JS = "Object.keys(window).filter(k => k.startsWith('__pwned'))"
+
+
+def visit_inert(site: Path, pages: list[str], *, bypass_csp: bool,
+                search_on: tuple[str, ...] = (), term: str = "pwned",
+                settle_ms: int = 150) -> dict[str, list[str]]:
+    """Load ``pages`` of ``site`` from file:// and record what hostile input could cause.
+
+    Returns lists, each empty when the site is inert: ``flags`` (``window.__pwned*``
+    set in any frame whose scripts may run), ``dialogs`` (every hostile vector that
+    runs calls ``alert``), ``requests`` off file:// that the CSP did not refuse,
+    ``console`` errors (but for the sandboxed preview, ``about:srcdoc``, where a
+    refused payload is the point) and ``page errors``; ``searches`` holds the search
+    status on each page of ``search_on`` after typing ``term`` (hostile results are
+    put in the page by ``site.js``, which is the DOM injection to rule out).
+    """
+    found: dict[str, list[str]] = {"flags": [], "dialogs": [], "requests": [], "console": [],
+                                   "page errors": [], "searches": []}
+    with chromium_context(bypass_csp=bypass_csp, viewport={"width": 1200, "height": 900}) as ctx:
+        page = ctx.new_page()
+        current = {"rel": ""}
+
+        def on_dialog(dialog: Any) -> None:
+            found["dialogs"].append(f"{current['rel']}: {dialog.type} {dialog.message!r}")
+            dialog.dismiss()
+
+        def on_console(msg: Any) -> None:
+            url = str(msg.location.get("url", ""))
+            if msg.type == "error" and not url.startswith("about:srcdoc"):
+                found["console"].append(f"{current['rel']}: {msg.text} @ {url}")
+
+        page.on("dialog", on_dialog)
+        page.on("console", on_console)
+        page.on("pageerror", lambda e: found["page errors"].append(f"{current['rel']}: {e}"))
+        # Chromium reports some fetches its CSP refused as requests that then failed
+        # with "csp" (which of its parsers saw the tag first is a race): those never
+        # left the browser.  Anything else off file:// counts, also a failed one.
+        attempts: list[tuple[str, Any]] = []
+        page.on("request", lambda r: attempts.append((current["rel"], r))
+                if not r.url.startswith(LOCAL_SCHEMES) else None)
+        for rel in pages:
+            current["rel"] = rel
+            page.goto((site / rel).as_uri(), wait_until="load")
+            if rel in search_on:
+                found["searches"].append(f"{rel}: {_search(page, term)}")
+            page.wait_for_timeout(settle_ms)  # let deferred scripts, timers and refreshes run
+            for frame in page.frames:
+                try:
+                    flags = frame.evaluate(FLAGS_JS)
+                except Exception as exc:  # a frame with scripts disabled cannot run any
+                    if frame == page.main_frame:
+                        raise
+                    flags = []
+                    assert "srcdoc" in frame.url or frame.url == "about:blank", (frame.url, exc)
+                found["flags"] += [f"{rel} [{frame.url[:40]}]: {f}" for f in flags]
+        found["requests"] = [f"{rel}: {r.url} ({r.failure or 'not refused'})"
+                             for rel, r in attempts if r.failure != "csp"]
+    return found
+
+
+def _search(page: Any, term: str) -> str:
+    """Type ``term`` in the search box, wait for the answer, step into the results;
+    the status line it ended on ("3 results", "No results", "Search is unavailable...")."""
+    page.focus("#rb-search")
+    page.keyboard.type(term, delay=5)
+    status = poll(lambda: _settled(page.text_content("#rb-search-status") or ""),
+                  timeout=10, what="the search status")
+    page.keyboard.press("ArrowDown")
+    return status
+
+
+def _settled(status: str) -> str:
+    return "" if status.startswith("Loading") else status.strip()

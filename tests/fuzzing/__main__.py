@@ -2,6 +2,7 @@
 
     PYTHONPATH=tests .venv/bin/python -m fuzzing raw --runs 600 --bundle multi-agent-paper
     PYTHONPATH=tests .venv/bin/python -m fuzzing all --runs 200 --seed 7
+    PYTHONPATH=tests .venv/bin/python -m fuzzing render --runs 40 --browser 2
 
 Inputs that broke it are kept under ``--work``/CAMPAIGN/keep/finding-N.
 """
@@ -26,6 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--bundle", default="multi-agent-paper",
                     help="an example bundle (folder name under example_bundles/)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/review-bundler-fuzz"))
+    ap.add_argument("--browser", type=int, default=0, metavar="N",
+                    help="render: also load every Nth site built in Chromium (0: none)")
     args = ap.parse_args(argv)
     names = list(CAMPAIGNS) if args.campaign == "all" else [args.campaign]
     findings = 0
@@ -34,9 +37,11 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         started = time.perf_counter()
-        tally = CAMPAIGNS[name](args.seed, args.runs, args.bundle, work)
+        extra = {"browser_every": args.browser} if name == "render" and args.browser else {}
+        tally = CAMPAIGNS[name](args.seed, args.runs, args.bundle, work, **extra)
+        browsed = f", {tally.browsed} in Chromium" if tally.browsed else ""
         print(f"{name}: {args.runs} runs in {time.perf_counter() - started:.0f} s, outcomes "
-              f"{dict(sorted(tally.counts.items()))}, {len(tally.findings)} finding(s)")
+              f"{dict(sorted(tally.counts.items()))}{browsed}, {len(tally.findings)} finding(s)")
         for f in tally.findings:
             print(f"  {f}")
         findings += len(tally.findings)

@@ -13,6 +13,8 @@ breaks bundles one way and holds every outcome to that contract:
 * ``render``: a bundle re-authored (chain and signatures intact, so the pages
   are made) with hostile values in random fields: markup, ``javascript:``
   links, references to other objects and to itself, huge and odd numbers;
+  with ``--browser N``, every Nth site built is also loaded in Chromium, page
+  by page, with its CSP and without (:func:`judge_browser`);
 * ``incremental``: a site built from one such bundle, then rebuilt from a
   grown or changed one, against a cold build of the second.
 
@@ -66,6 +68,8 @@ class Tally:
 
     counts: dict[str, int] = field(default_factory=dict)
     findings: list[str] = field(default_factory=list)
+    #: sites also loaded in Chromium
+    browsed: int = 0
 
     def add(self, kind: str) -> None:
         self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -112,6 +116,35 @@ def judge_site(site: Path) -> str | None:
         if 'http-equiv="Content-Security-Policy"' not in text:
             return f"{page.relative_to(site)}: no CSP"
     return None
+
+
+#: The campaign's hostile strings hold this word (``alert(1)``), so a search for it
+#: puts hostile titles in the page through ``site.js``.
+SEARCH_TERM = "alert"
+
+
+def judge_browser(site: Path) -> str | None:
+    """A built site in Chromium, every page from file://: with its CSP, and again
+    without it (escaping alone must hold).  Every hostile script the campaign puts
+    in a bundle calls ``alert``: no dialog may open, nor a page error (a value that
+    breaks ``site.js``), a request off file://, or, with the CSP, a console error.
+    Search runs on the overview and must answer."""
+    from browser_util import visit_inert
+
+    pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
+    said: list[str] = []
+    for bypass in (False, True):
+        found = visit_inert(site, pages, bypass_csp=bypass, search_on=("index.html",),
+                            term=SEARCH_TERM, settle_ms=50)
+        broken = [s for s in found.pop("searches") if "unavailable" in s]
+        if bypass:  # without the CSP, what it would have refused is no finding
+            found = {k: found[k] for k in ("flags", "dialogs", "page errors")}
+        problems = {k: v[:3] for k, v in found.items() if v}
+        if broken:
+            problems["search"] = broken
+        if problems:
+            said.append(f"in Chromium{' without the CSP' if bypass else ''}: {problems}")
+    return "; ".join(said) or None
 
 
 def judge_outside(site: Path, outside: Path) -> str | None:
@@ -231,9 +264,12 @@ class Source:
         return False
 
 
-def render(seed: int, runs: int, bundle: str, work: Path) -> Tally:
+def render(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int = 0) -> Tally:
+    """Hostile variants built; every ``browser_every``-th site built (0: none) is also
+    loaded in Chromium (:func:`judge_browser`, about 0.1 s a page)."""
     rng, tally, src = random.Random(seed), Tally(), Source(bundle)
     b, site = work / "bundle", work / "site"
+    built = 0
     for _ in range(runs):
         if not src.variant(rng, b):
             tally.add("refused")
@@ -241,6 +277,11 @@ def render(seed: int, runs: int, bundle: str, work: Path) -> Tally:
         shutil.rmtree(site, ignore_errors=True)
         rc, err = run_cli(*_build_args(b, site))
         found = judge(rc, err) or (judge_site(site) if rc == 0 else None)
+        if rc == 0 and found is None and browser_every:
+            built += 1
+            if built % browser_every == 0:
+                found = judge_browser(site)
+                tally.browsed += 1
         if found:
             _keep(tally, f"render: {found}", work / "keep", b)
         tally.add(str(rc))

@@ -16,7 +16,15 @@ from bundler.load import archive
 from bundler.render.page_deps import PageDeps
 from bundler.render.pages.plan import PageTask
 from fuzzing import campaigns
-from fuzzing.campaigns import CAMPAIGNS, MARK, judge, judge_outside, judge_site, run_cli
+from fuzzing.campaigns import (
+    CAMPAIGNS,
+    MARK,
+    judge,
+    judge_browser,
+    judge_outside,
+    judge_site,
+    run_cli,
+)
 
 SMALL = "unsupported-gain"
 #: campaign -> runs in the suite's sample (about 25 s in all on the 2-core machine)
@@ -59,6 +67,48 @@ def test_the_site_judge_sees_markup_and_a_missing_csp(tmp_path: Path) -> None:
     assert "the bundle's markup reached the page" in str(judge_site(site))
     page.write_text(text.replace('http-equiv="Content-Security-Policy"', ""), encoding="utf-8")
     assert judge_site(site) == "index.html: no CSP"
+
+
+@pytest.mark.browser
+def test_a_render_sample_is_inert_in_a_browser(tmp_path: Path) -> None:
+    tally = campaigns.render(7, 2, SMALL, tmp_path, browser_every=1)
+    assert (tally.findings, tally.browsed) == ([], 2), tally
+
+
+@pytest.mark.browser
+def test_the_browser_judge_sees_a_script_run_a_request_and_a_broken_search(
+        tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    rc, _ = run_cli("build", str(campaigns.EXAMPLES / SMALL), "-o", str(site),
+                    "--trust-key", campaigns.PUB, "-j", "1")
+    assert rc == 0
+    for page in site.rglob("*.html"):  # two pages keep the test short
+        if page.relative_to(site).as_posix() not in ("index.html", "claims/index.html"):
+            page.unlink()
+    assert judge_browser(site) is None
+    page, docs = site / "claims" / "index.html", site / "search" / "docs.js"
+    text, data = page.read_text(encoding="utf-8"), docs.read_bytes()
+
+    # markup that escaped: with the CSP its handler is refused (a console error),
+    # without it the handler runs
+    page.write_text(text.replace("<h1", '<img src=x onerror="alert(1)"><h1', 1), encoding="utf-8")
+    with_csp, _, without = str(judge_browser(site)).partition("; in Chromium without the CSP: ")
+    assert "'console'" in with_csp and "inline event handler" in with_csp, with_csp
+    assert "'dialogs'" in without and "alert '1'" in without, without
+
+    # a page without its CSP fetches from the network
+    page.write_text(text.replace('http-equiv="Content-Security-Policy"', 'name="x"').replace(
+        "<h1", '<img src="http://127.0.0.1:9/beacon.png"><h1', 1), encoding="utf-8")
+    found = str(judge_browser(site))
+    assert found.startswith("in Chromium: ") and "127.0.0.1:9/beacon.png" in found, found
+
+    # search data that site.js cannot use
+    page.write_text(text, encoding="utf-8")
+    docs.write_bytes(b"window.RB_SEARCH_DOCS = null;\n")
+    found = str(judge_browser(site))
+    assert "'search'" in found and "unavailable" in found, found
+    docs.write_bytes(data)
+    assert judge_browser(site) is None
 
 
 def test_the_outside_judge_sees_a_linked_file_copied(tmp_path: Path) -> None:
