@@ -108,7 +108,8 @@ def judge(rc: int | str, stderr: str) -> str | None:
 
 
 def judge_site(site: Path) -> str | None:
-    """A built site: no unescaped mark, a CSP on every page."""
+    """A built site, if one was written (an invalid bundle gets one too, which shows
+    its diagnostics): no unescaped mark, a CSP on every page."""
     for page in sorted(site.rglob("*.html")):
         text = page.read_text(encoding="utf-8", errors="replace")
         if "<x-fuzz" in text:
@@ -134,8 +135,11 @@ def judge_browser(site: Path) -> str | None:
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
     said: list[str] = []
     for bypass in (False, True):
-        found = visit_inert(site, pages, bypass_csp=bypass, search_on=("index.html",),
-                            term=SEARCH_TERM, settle_ms=50)
+        try:
+            found = visit_inert(site, pages, bypass_csp=bypass, search_on=("index.html",),
+                                term=SEARCH_TERM, settle_ms=50)
+        except Exception as exc:  # a page that never loads, a search that never answers
+            return f"in Chromium: {type(exc).__name__}: {str(exc)[:500]}"
         broken = [s for s in found.pop("searches") if "unavailable" in s]
         if bypass:  # without the CSP, what it would have refused is no finding
             found = {k: found[k] for k in ("flags", "dialogs", "page errors")}
@@ -184,7 +188,7 @@ def raw(seed: int, runs: int, bundle: str, work: Path, *, build_every: int = 4) 
                 else ["validate", str(b), "--trust-key", PUB])
         shutil.rmtree(site, ignore_errors=True)
         rc, err = run_cli(*args)
-        found = judge(rc, err) or judge_outside(site, work / "outside")
+        found = judge(rc, err) or judge_outside(site, work / "outside") or judge_site(site)
         if found:
             _keep(tally, f"raw {args[0]} after {what}: {found}", work / "keep", b)
         tally.add(str(rc))
@@ -201,8 +205,9 @@ def archive(seed: int, runs: int, bundle: str, work: Path) -> Tally:
         path.write_bytes(mutate_archive(rng, data))
         args = (_build_args(path, work / "site") if i % 5 == 0
                 else ["validate", str(path), "--trust-key", PUB])
+        shutil.rmtree(work / "site", ignore_errors=True)
         rc, err = run_cli(*args)
-        found = judge(rc, err)
+        found = judge(rc, err) or judge_site(work / "site")
         if found:
             _keep(tally, f"archive {args[0]} of {name}: {found}", work / "keep", path)
         tally.add(str(rc))
@@ -276,8 +281,8 @@ def render(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int 
             continue
         shutil.rmtree(site, ignore_errors=True)
         rc, err = run_cli(*_build_args(b, site))
-        found = judge(rc, err) or (judge_site(site) if rc == 0 else None)
-        if rc == 0 and found is None and browser_every:
+        found = judge(rc, err) or judge_site(site)
+        if (site / "index.html").is_file() and found is None and browser_every:
             built += 1
             if built % browser_every == 0:
                 found = judge_browser(site)

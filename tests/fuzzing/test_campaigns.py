@@ -69,6 +69,24 @@ def test_the_site_judge_sees_markup_and_a_missing_csp(tmp_path: Path) -> None:
     assert judge_site(site) == "index.html: no CSP"
 
 
+@pytest.mark.parametrize("name", ["raw", "archive", "render"])
+def test_a_site_written_for_an_invalid_bundle_is_judged_too(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``build`` writes a site for an invalid bundle (exit 1) as well: its pages are
+    held to the same contract as a valid bundle's."""
+    def invalid_build(*args: str) -> tuple[int, str]:
+        if "-o" in args:
+            site = Path(args[args.index("-o") + 1])
+            site.mkdir(parents=True, exist_ok=True)
+            (site / "index.html").write_text(f"<p>{MARK}</p>", encoding="utf-8")
+        return 1, "ERROR RB300 ..."
+    monkeypatch.setattr(campaigns, "run_cli", invalid_build)
+    runs = {"raw": 4, "archive": 10, "render": 2}[name]
+    tally = CAMPAIGNS[name](7, runs, SMALL, tmp_path)
+    assert len(tally.findings) == {"raw": 1, "archive": 2, "render": 2}[name], tally
+    assert "index.html: the bundle's markup reached the page" in tally.findings[0]
+
+
 @pytest.mark.browser
 def test_a_render_sample_is_inert_in_a_browser(tmp_path: Path) -> None:
     tally = campaigns.render(7, 2, SMALL, tmp_path, browser_every=1)
