@@ -19,10 +19,12 @@ import importlib.util
 import re
 from collections import deque
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
+from fixtures.builders import BASE_EVENTS, ev, make_signer, payload_ref, write_chained_bundle
 from fixtures.hostile import HostileBundle
-from site_helpers import EXAMPLES, BuiltSite, Link, PageScan, resolve
+from site_helpers import EXAMPLES, BuiltSite, Link, PageScan, build, html_pages, resolve, scan_html
 
 from bundler.render.urls import artifact_href, claim_href, event_page, workflow_href
 
@@ -95,6 +97,30 @@ def test_hostile_ids_build_working_links(hostile: tuple[HostileBundle, BuiltSite
                 seen.add(target[0])
                 queue.append(target[0])
     assert seen == set(scans), sorted(set(scans) - seen)
+
+
+def test_bytes_committed_as_text_then_svg_link_only_files_the_site_holds(
+        tmp_path: Path) -> None:
+    """One digest committed first as text, then as SVG (RB408): the SVG artifact's page
+    linked ``files/<hex>.svg``, a copy the site makes by the first commitment only."""
+    svg = b'<svg xmlns="http://www.w3.org/2000/svg" width="4" height="4"/>'
+    path = tmp_path / "bundle"
+    write_chained_bundle(path, [
+        *BASE_EVENTS,
+        ev("individual", "as-text", kind="notes", name="a", payload=payload_ref(svg)),
+        ev("individual", "as-svg", kind="figure", name="b",
+           payload=payload_ref(svg, "image/svg+xml")),
+    ], payloads=[(svg, "text/plain")])
+    result = build(path, tmp_path / "site", make_signer().verifier().to_text())
+    assert {d.code for d in result.report.diagnostics} == {"RB408"}
+    built = BuiltSite("two-types", path, result.output, result)
+    scans = {rel: scan_html((built.site / rel).read_text(encoding="utf-8"))
+             for rel in html_pages(built.site)}
+    checked, broken = _broken_links(built, scans)
+    assert checked > 50
+    assert not broken, broken
+    page = (built.site / artifact_href("as-svg")).read_text(encoding="utf-8")
+    assert "&lt;svg xmlns=" in page, "the bytes are shown, as the text they were first committed as"
 
 
 @pytest.mark.parametrize("name", EXAMPLES)

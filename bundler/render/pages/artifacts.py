@@ -91,6 +91,12 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Deferred | No
 
     Its key names every input: the payload commitment (bytes are verified
     against the digest), how it is shown, and where the full file is.
+
+    The bytes are shown as the payload's status says (its first commitment), not as
+    this event's commitment does: the status is what the site copies files by
+    (``site_files``), and the two differ when one digest is committed twice with
+    different media types or sizes (RB408), where an SVG commitment after a text one
+    linked a copy the site never made.
     """
     if art.payload is None:
         return None
@@ -100,12 +106,13 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Deferred | No
         key: tuple[object, ...] = ("unavailable", payload.media_type, payload.name)
         return Deferred(key, lambda: render_payload(None, payload.media_type, payload.name,
                                                     file_href=None))
-    copy = file_copy_path(payload.digest, payload.media_type)
+    media_type = status.media_type
+    copy = file_copy_path(payload.digest, media_type)
     href = "../" * path.count("/") + (copy or payload_href(payload.digest))
-    category = viewer_category(payload.media_type, payload.name)
+    category = viewer_category(media_type, payload.name)
     shown = CODE_MAX_BYTES if category == "code" else TEXT_MAX_BYTES
     head = shown * PARSE_FACTOR if category in ("json", "csv") else shown
-    job = ViewerJob(payload.digest, payload.size, payload.media_type, payload.name, href,
+    job = ViewerJob(payload.digest, status.size, media_type, payload.name, href,
                     shown, head, str(ctx.bundle.root / status.path), category == "code",
                     status.held_hash(head))
     return Deferred(job.key, job.run, job)
