@@ -12,15 +12,20 @@ breaks bundles one way and holds every outcome to that contract:
 * ``archive``: bytes of the bundle as .zip, .tar.gz and .tar;
 * ``render``: a bundle re-authored (chain and signatures intact, so the pages
   are made) with hostile values in random fields: markup, ``javascript:``
-  links, references to other objects and to itself, huge and odd numbers;
-  with ``--browser N``, every Nth site built is also loaded in Chromium, page
-  by page, with its CSP and without (:func:`judge_browser`);
+  links, references to other objects and to itself, huge and odd numbers, and
+  in half the runs hostile bytes for a few payloads (script and markup for each
+  viewer, broken text, binary); with ``--browser N``, every Nth site built is
+  also loaded in Chromium, page by page, with its CSP and without
+  (:func:`judge_browser`);
 * ``incremental``: a site built from one such bundle, then rebuilt from a
-  grown or changed one, against a cold build of the second.
+  grown or changed one (its payloads' bytes changed too, in some runs), against
+  a cold build of the second.
 
 The campaigns found: a linked ``events.jsonl`` copied into the site, a missing
 one failing with RB900, a corrupt deflate stream in an archive failing with
-RB900, and an out-of-range integer raised by the writer as a non-writer error.
+RB900, an out-of-range integer raised by the writer as a non-writer error, and
+(in Chromium) an SVG artifact whose bytes were first committed as text linking
+a copy of the file that the site never made.
 ``test_campaigns.py`` runs a small fixed sample of each in the suite; longer
 runs are by hand (``PYTHONPATH=tests .venv/bin/python -m fuzzing --help``).
 """
@@ -45,7 +50,15 @@ from bundler.author import BundleWriter
 from bundler.cli import main
 from bundler.errors import WriterError
 from bundler.integrity.note import parse_signer_key
-from fuzzing.mutators import grow_events, hostile_events, mutate_archive, mutate_files
+from fuzzing.mutators import (
+    grow_events,
+    hostile_bodies,
+    hostile_events,
+    hostile_payload,
+    mutate_archive,
+    mutate_files,
+    swap_refs,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "example_bundles"
@@ -241,28 +254,48 @@ class Source:
         self.meta = json.loads((self.root / "bundle.json").read_text(encoding="utf-8"))
         self.signer = parse_signer_key(_key_line(EXAMPLES / "DEMO-KEY-NOT-SECRET.key"))
 
-    def author(self, dst: Path, events: list[dict[str, Any]]) -> None:
-        """A valid bundle of ``events`` (chain, manifest and checkpoints made anew);
-        raises :class:`WriterError` for events the schema refuses."""
+    def author(self, dst: Path, events: list[dict[str, Any]],
+               payloads: dict[str, tuple[bytes, str]] | None = None) -> None:
+        """A valid bundle of ``events`` (chain, manifest and checkpoints made anew), with
+        the payloads in ``payloads`` (by digest) replaced by other bytes of a media type,
+        and the events' references to them made to match; raises :class:`WriterError`
+        for events the schema refuses."""
         shutil.rmtree(dst, ignore_errors=True)
         w = BundleWriter.create(dst, title=self.meta["title"] + MARK, signer=self.signer,
                                 description=MARK, origin=self.meta["origin"],
                                 created=self.meta["created"], checkpoint_every=40)
+        swapped: dict[str, tuple[str, int, str]] = {}
         with w:
             for p in self.manifest["payloads"]:
                 if p["state"] == "present":
                     salt = self.root / (p["path"] + ".salt")
-                    w.put_payload((self.root / p["path"]).read_bytes(), p["media_type"],
-                                  salt=salt.read_bytes() if p.get("salted") else None)
-            for e in events:
+                    data, media_type = (payloads or {}).get(p["digest"]) or (
+                        (self.root / p["path"]).read_bytes(), p["media_type"])
+                    ref = w.put_payload(data, media_type,
+                                        salt=salt.read_bytes() if p.get("salted") else None)
+                    if p["digest"] in (payloads or {}):
+                        swapped[p["digest"]] = (ref.digest, ref.size, ref.media_type)
+            for e in swap_refs(events, swapped) if swapped else events:
                 w.append(e["type"], **{k: v for k, v in e.items()
                                        if k not in ("seq", "prev", "type")})
 
+    def hostile_payloads(self, rng: random.Random) -> dict[str, tuple[bytes, str]]:
+        """New bytes for one to three of the payloads (each viewer's attack surface),
+        under another media type one time in five (HTML among them)."""
+        present = [p for p in self.manifest["payloads"] if p["state"] == "present"]
+        chosen = rng.sample(present, min(len(present), rng.randint(1, 3)))
+        return {p["digest"]: (hostile_payload(rng, (self.root / p["path"]).read_bytes(), MARK),
+                              rng.choice(sorted(hostile_bodies(MARK))) if rng.random() < 0.2
+                              else p["media_type"])
+                for p in sorted(chosen, key=lambda p: str(p["digest"]))}
+
     def variant(self, rng: random.Random, dst: Path, tries: int = 30) -> bool:
-        """Author a hostile variant at ``dst``; False if the schema refused them all."""
+        """Author a hostile variant at ``dst`` (hostile payload bytes in half of them);
+        False if the schema refused them all."""
         for _ in range(tries):
             try:
-                self.author(dst, hostile_events(rng, self.events, self.ids, MARK))
+                self.author(dst, hostile_events(rng, self.events, self.ids, MARK),
+                            self.hostile_payloads(rng) if rng.random() < 0.5 else None)
                 return True
             except WriterError:
                 continue
@@ -308,9 +341,13 @@ def incremental(seed: int, runs: int, bundle: str, work: Path) -> Tally:
             grown = rng.random() < 0.7
             later = (base + grow_events(rng, base, src.ids, rng.randint(1, 12), MARK)
                      if grown else hostile_events(rng, base, src.ids, MARK))
+            # hostile payload bytes in some bundles: in both alike, or changed between them
+            pays = [src.hostile_payloads(rng) if rng.random() < 0.3 else None for _ in "12"]
+            if rng.random() < 0.5:
+                pays[1] = pays[0]
             try:
-                src.author(first, base)
-                src.author(second, later)
+                src.author(first, base, pays[0])
+                src.author(second, later, pays[1])
                 break
             except WriterError:
                 continue

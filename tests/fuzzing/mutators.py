@@ -175,3 +175,54 @@ def grow_events(rng: random.Random, events: list[dict[str, Any]], ids: list[str]
         e["time"] = events[-1].get("time")
         out.append(e)
     return out
+
+
+def hostile_bodies(mark: str) -> dict[str, bytes]:
+    """Payload bytes that attack each viewer, by the media type they are written for;
+    every script in them calls ``alert``, every fetch goes off the machine."""
+    m = mark.encode()
+    return {
+        "text/html": b"<!doctype html><script>alert(1)</script><img src=x onerror=alert(1)>"
+                     b'<meta http-equiv="refresh" content="0;url=javascript:alert(1)">' + m,
+        "image/svg+xml": b'<svg xmlns="http://www.w3.org/2000/svg" onload="alert(1)">'
+                         b'<script>alert(1)</script><a href="javascript:alert(1)"><text y="9">'
+                         b'x</text></a><image href="http://127.0.0.1:9/s.png"/><foreignObject>'
+                         b'<iframe src="javascript:alert(1)"/></foreignObject>' + m + b"</svg>",
+        "text/markdown": b"# t\n\n<script>alert(1)</script>\n\n[x](javascript:alert(1)) "
+                         b"![b](http://127.0.0.1:9/md.png) <img src=x onerror=alert(1)> " + m
+                         + b"\n\n[r]: javascript:alert(1)\n",
+        "text/csv": b'a,b\n"<img src=x onerror=alert(1)>",=HYPERLINK("javascript:alert(1)")\n'
+                    + m + b',"x\n' + b",".join([b"c"] * 300) + b"\n",
+        "application/json": b'{"</script><script>alert(1)</script>": "'
+                            + m.replace(b"'", b"\\u0027")
+                            + b'", "n": [1e999, -0, 9007199254740993, {"": null}]}',
+        "text/x-python": b"</pre></code></textarea><script>alert(1)</script>" + m + b"\n" * 3
+                         + b"x" * 20000,
+        "text/plain": b"\xff\xfe\x00<script>alert(1)</script>\xed\xa0\x80" + m,
+    }
+
+
+def hostile_payload(rng: random.Random, old: bytes, mark: str) -> bytes:
+    """Bytes for a payload, whatever its media type says: markup and script for every
+    viewer (:func:`hostile_bodies`), or broken text and binary."""
+    bodies = [*hostile_bodies(mark).values(), rng.randbytes(rng.randint(0, 2048)), b"",
+              old[: rng.randint(0, len(old))] + mark.encode() + old]
+    return rng.choice(bodies)
+
+
+def swap_refs(value: Any, new: dict[str, tuple[str, int, str]]) -> Any:
+    """``value`` with each reference to a payload of ``new`` (old digest -> new digest,
+    size and media type) pointed at the new bytes, with their size and media type."""
+    if isinstance(value, str):
+        return new[value][0] if value in new else value
+    if isinstance(value, list):
+        return [swap_refs(v, new) for v in value]
+    if isinstance(value, dict):
+        out = {k: swap_refs(v, new) for k, v in value.items()}
+        old = value.get("digest")
+        if isinstance(old, str) and old in new:
+            for k, v in (("size", new[old][1]), ("media_type", new[old][2])):
+                if k in out:
+                    out[k] = v
+        return out
+    return value

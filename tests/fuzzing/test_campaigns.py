@@ -25,6 +25,7 @@ from fuzzing.campaigns import (
     judge_site,
     run_cli,
 )
+from fuzzing.mutators import hostile_bodies
 
 SMALL = "unsupported-gain"
 #: campaign -> runs in the suite's sample (about 25 s in all on the 2-core machine)
@@ -91,6 +92,32 @@ def test_a_site_written_for_an_invalid_bundle_is_judged_too(
 def test_a_render_sample_is_inert_in_a_browser(tmp_path: Path) -> None:
     tally = campaigns.render(7, 2, SMALL, tmp_path, browser_every=1)
     assert (tally.findings, tally.browsed) == ([], 2), tally
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("shift", [0, 1, 3])
+def test_hostile_payload_bytes_are_inert_in_every_viewer(shift: int, tmp_path: Path) -> None:
+    """Every payload of the bundle replaced by bytes that attack a viewer: with 0, the
+    viewer of its own media type; else, bytes and media types handed round, so that
+    each payload is shown by another viewer (HTML's sandboxed preview among them)."""
+    src = campaigns.Source(SMALL)
+    bodies = hostile_bodies(MARK)
+    kinds = sorted(bodies)
+    present = [p for p in src.manifest["payloads"] if p["state"] == "present"]
+    assert len(present) >= 6
+    swap = {}
+    for i, p in enumerate(present):
+        kind = p["media_type"] if shift == 0 and p["media_type"] in bodies \
+            else kinds[(i + shift) % len(kinds)]
+        # distinct bytes: one digest under two media types is another case (RB408)
+        swap[p["digest"]] = (bodies[kind] + b"\n%d" % i, kind)
+    assert not shift or {k for _, k in swap.values()} >= {"text/html", "image/svg+xml"}
+    src.author(tmp_path / "b", list(src.events), swap)
+    site = tmp_path / "site"
+    rc, err = run_cli("build", str(tmp_path / "b"), "-o", str(site),
+                      "--trust-key", campaigns.PUB, "-j", "1")
+    assert (rc, judge(rc, err), judge_site(site)) == (0, None, None), err
+    assert judge_browser(site) is None
 
 
 @pytest.mark.browser
