@@ -121,6 +121,9 @@ def test_bytes_committed_as_text_then_svg_link_only_files_the_site_holds(
     assert not broken, broken
     page = (built.site / artifact_href("as-svg")).read_text(encoding="utf-8")
     assert "&lt;svg xmlns=" in page, "the bytes are shown, as the text they were first committed as"
+    assert "(shown as <code>text/plain</code>, the media type these bytes were first " \
+        "committed with" in page
+    assert "shown as" not in (built.site / artifact_href("as-text")).read_text(encoding="utf-8")
 
 
 @pytest.mark.parametrize("name", EXAMPLES)
