@@ -278,6 +278,20 @@ class Source:
             for e in swap_refs(events, swapped) if swapped else events:
                 w.append(e["type"], **{k: v for k, v in e.items()
                                        if k not in ("seq", "prev", "type")})
+        self._keep_redacted(dst)
+
+    def _keep_redacted(self, dst: Path) -> None:
+        """List the source's redacted payloads in the new manifest too: their bytes are
+        gone, so the writer cannot store them, and without an entry every variant of a
+        bundle with a redaction was invalid (RB405) before any hostile value."""
+        gone = [p for p in self.manifest["payloads"] if p["state"] == "redacted"]
+        if not gone:
+            return
+        path = dst / "manifest.json"
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        manifest["payloads"] = sorted([*manifest["payloads"], *gone],
+                                      key=lambda p: str(p["digest"]))
+        path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", encoding="utf-8")
 
     def hostile_payloads(self, rng: random.Random) -> dict[str, tuple[bytes, str]]:
         """New bytes for one to three of the payloads (each viewer's attack surface),

@@ -43,6 +43,16 @@ def test_a_seeded_sample_keeps_the_contract(name: str, tmp_path: Path) -> None:
         assert tally.counts.get("0", 0) + tally.counts.get("same", 0) >= 1, tally.counts
 
 
+@pytest.mark.parametrize("bundle", sorted(p.name for p in campaigns.EXAMPLES.iterdir()
+                                           if (p / "events.jsonl").is_file()))
+def test_each_example_authored_again_unchanged_is_valid(bundle: str, tmp_path: Path) -> None:
+    """The variants start from a valid bundle (a redacted payload included), so what
+    makes one invalid is the hostile value put in, not the harness."""
+    src = campaigns.Source(bundle)
+    src.author(tmp_path / "b", list(src.events))
+    assert run_cli("validate", str(tmp_path / "b"), "--trust-key", campaigns.PUB) == (0, "")
+
+
 def test_an_internal_error_is_a_finding(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The archive bug the campaign found, put back: every archive run reports it."""
     def broken(*_args: object) -> bool:
