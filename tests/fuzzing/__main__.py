@@ -17,6 +17,10 @@ from pathlib import Path
 
 from fuzzing.campaigns import CAMPAIGNS
 
+#: The campaigns whose sites ``--browser`` loads (incremental compares bytes with a cold
+#: build, whose site render already covers).
+BROWSED = ("raw", "archive", "render")
+
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python -m fuzzing", description=__doc__,
@@ -28,7 +32,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="an example bundle (folder name under example_bundles/)")
     ap.add_argument("--work", type=Path, default=Path("/tmp/review-bundler-fuzz"))
     ap.add_argument("--browser", type=int, default=0, metavar="N",
-                    help="render: also load every Nth site built in Chromium (0: none)")
+                    help="raw, archive, render: also load every Nth site written in "
+                         "Chromium (0: none)")
     args = ap.parse_args(argv)
     names = list(CAMPAIGNS) if args.campaign == "all" else [args.campaign]
     findings = 0
@@ -37,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         started = time.perf_counter()
-        extra = {"browser_every": args.browser} if name == "render" and args.browser else {}
+        extra = {"browser_every": args.browser} if name in BROWSED and args.browser else {}
         tally = CAMPAIGNS[name](args.seed, args.runs, args.bundle, work, **extra)
         browsed = f", {tally.browsed} in Chromium" if tally.browsed else ""
         print(f"{name}: {args.runs} runs in {time.perf_counter() - started:.0f} s, outcomes "

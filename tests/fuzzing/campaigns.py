@@ -14,12 +14,14 @@ breaks bundles one way and holds every outcome to that contract:
   are made) with hostile values in random fields: markup, ``javascript:``
   links, references to other objects and to itself, huge and odd numbers, and
   in half the runs hostile bytes for a few payloads (script and markup for each
-  viewer, broken text, binary); with ``--browser N``, every Nth site built is
-  also loaded in Chromium, page by page, with its CSP and without
-  (:func:`judge_browser`);
+  viewer, broken text, binary);
 * ``incremental``: a site built from one such bundle, then rebuilt from a
   grown or changed one (its payloads' bytes changed too, in some runs), against
   a cold build of the second.
+
+With ``--browser N``, every Nth site that ``raw``, ``archive`` and ``render``
+write (for an invalid bundle too) is also loaded in Chromium, page by page,
+with its CSP and without (:func:`judge_browser`).
 
 The campaigns found: a linked ``events.jsonl`` copied into the site, a missing
 one failing with RB900, a corrupt deflate stream in an archive failing with
@@ -81,7 +83,8 @@ class Tally:
 
     counts: dict[str, int] = field(default_factory=dict)
     findings: list[str] = field(default_factory=list)
-    #: sites also loaded in Chromium
+    #: sites written that passed the other judges, and those also loaded in Chromium
+    built: int = 0
     browsed: int = 0
 
     def add(self, kind: str) -> None:
@@ -164,6 +167,18 @@ def judge_browser(site: Path) -> str | None:
     return "; ".join(said) or None
 
 
+def _browse(tally: Tally, site: Path, every: int) -> str | None:
+    """Every ``every``-th site written (0: none), valid bundle's or not, in Chromium
+    (:func:`judge_browser`, about 0.1 s a page); the others are not opened."""
+    if not every or not (site / "index.html").is_file():
+        return None
+    tally.built += 1
+    if tally.built % every:
+        return None
+    tally.browsed += 1
+    return judge_browser(site)
+
+
 def judge_outside(site: Path, outside: Path) -> str | None:
     """No file of a site holds the bytes of a file outside the bundle a link pointed at."""
     secret = outside.read_bytes().strip() if outside.is_file() else b""
@@ -190,7 +205,8 @@ def _build_args(bundle: Path, site: Path) -> list[str]:
 
 
 # ------------------------------------------------------------------ campaigns
-def raw(seed: int, runs: int, bundle: str, work: Path, *, build_every: int = 4) -> Tally:
+def raw(seed: int, runs: int, bundle: str, work: Path, *, build_every: int = 4,
+        browser_every: int = 0) -> Tally:
     rng, tally = random.Random(seed), Tally()
     b, site = work / "bundle", work / "site"
     for i in range(runs):
@@ -201,14 +217,16 @@ def raw(seed: int, runs: int, bundle: str, work: Path, *, build_every: int = 4) 
                 else ["validate", str(b), "--trust-key", PUB])
         shutil.rmtree(site, ignore_errors=True)
         rc, err = run_cli(*args)
-        found = judge(rc, err) or judge_outside(site, work / "outside") or judge_site(site)
+        found = (judge(rc, err) or judge_outside(site, work / "outside") or judge_site(site)
+                 or _browse(tally, site, browser_every))
         if found:
             _keep(tally, f"raw {args[0]} after {what}: {found}", work / "keep", b)
         tally.add(str(rc))
     return tally
 
 
-def archive(seed: int, runs: int, bundle: str, work: Path) -> Tally:
+def archive(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int = 0
+            ) -> Tally:
     rng, tally = random.Random(seed), Tally()
     work.mkdir(parents=True, exist_ok=True)
     packed = _packed(EXAMPLES / bundle, work)
@@ -220,7 +238,8 @@ def archive(seed: int, runs: int, bundle: str, work: Path) -> Tally:
                 else ["validate", str(path), "--trust-key", PUB])
         shutil.rmtree(work / "site", ignore_errors=True)
         rc, err = run_cli(*args)
-        found = judge(rc, err) or judge_site(work / "site")
+        found = judge(rc, err) or judge_site(work / "site") or _browse(
+            tally, work / "site", browser_every)
         if found:
             _keep(tally, f"archive {args[0]} of {name}: {found}", work / "keep", path)
         tally.add(str(rc))
@@ -317,23 +336,16 @@ class Source:
 
 
 def render(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int = 0) -> Tally:
-    """Hostile variants built; every ``browser_every``-th site built (0: none) is also
-    loaded in Chromium (:func:`judge_browser`, about 0.1 s a page)."""
+    """Hostile variants built (and every ``browser_every``-th site loaded in Chromium)."""
     rng, tally, src = random.Random(seed), Tally(), Source(bundle)
     b, site = work / "bundle", work / "site"
-    built = 0
     for _ in range(runs):
         if not src.variant(rng, b):
             tally.add("refused")
             continue
         shutil.rmtree(site, ignore_errors=True)
         rc, err = run_cli(*_build_args(b, site))
-        found = judge(rc, err) or judge_site(site)
-        if (site / "index.html").is_file() and found is None and browser_every:
-            built += 1
-            if built % browser_every == 0:
-                found = judge_browser(site)
-                tally.browsed += 1
+        found = judge(rc, err) or judge_site(site) or _browse(tally, site, browser_every)
         if found:
             _keep(tally, f"render: {found}", work / "keep", b)
         tally.add(str(rc))

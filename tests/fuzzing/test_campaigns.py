@@ -105,6 +105,34 @@ def test_a_render_sample_is_inert_in_a_browser(tmp_path: Path) -> None:
 
 
 @pytest.mark.browser
+@pytest.mark.parametrize("name", ["raw", "archive", "render"])
+def test_browser_every_loads_the_sites_a_campaign_writes_invalid_or_not(
+        name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--browser 1`` in each campaign that writes sites: a site that passes the file
+    judges but makes a request in Chromium is a finding, though its bundle was invalid."""
+    built = tmp_path / "built"
+    rc, _ = run_cli("build", str(campaigns.EXAMPLES / SMALL), "-o", str(built),
+                    "--trust-key", campaigns.PUB, "-j", "1")
+    assert rc == 0
+    for page in built.rglob("*.html"):  # two pages keep the test short
+        if page.relative_to(built).as_posix() not in ("index.html", "claims/index.html"):
+            page.unlink()
+    claims = built / "claims" / "index.html"
+    claims.write_text(claims.read_text(encoding="utf-8").replace(
+        "<h1", '<img src="http://127.0.0.1:9/beacon.png"><h1', 1), encoding="utf-8")
+
+    def invalid_build(*args: str) -> tuple[int, str]:
+        if "-o" in args:
+            shutil.copytree(built, args[args.index("-o") + 1])
+        return 1, "ERROR RB300 ..."
+    monkeypatch.setattr(campaigns, "run_cli", invalid_build)
+    runs = {"raw": 4, "archive": 5, "render": 1}[name]     # one build each
+    tally = CAMPAIGNS[name](7, runs, SMALL, tmp_path / "work", browser_every=1)
+    assert (tally.built, tally.browsed, len(tally.findings)) == (1, 1, 1), tally
+    assert "in Chromium: " in tally.findings[0] and "127.0.0.1:9/beacon.png" in tally.findings[0]
+
+
+@pytest.mark.browser
 @pytest.mark.parametrize("shift", [0, 1, 3])
 def test_hostile_payload_bytes_are_inert_in_every_viewer(shift: int, tmp_path: Path) -> None:
     """Every payload of the bundle replaced by bytes that attack a viewer: with 0, the
