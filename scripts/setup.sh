@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent setup: system packages (only when missing), a virtualenv in .venv,
 # and review-bundler installed into it (editable, with the test extras).
-#   WITH_BROWSER=1 also installs Debian's Chromium for the browser tests.
+#   WITH_BROWSER=1 also installs Debian's Chromium and Firefox ESR for the browser tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -10,6 +10,9 @@ command -v dot >/dev/null 2>&1 || missing+=(graphviz)
 fc-list 2>/dev/null | grep -i "DejaVuSans" >/dev/null || missing+=(fonts-dejavu-core)
 if [ "${WITH_BROWSER:-0}" = "1" ] && [ ! -x /usr/bin/chromium ]; then
   missing+=(chromium)
+fi
+if [ "${WITH_BROWSER:-0}" = "1" ] && [ ! -x /usr/bin/firefox-esr ]; then
+  missing+=(firefox-esr)
 fi
 if [ "${#missing[@]}" -gt 0 ]; then
   sudo=""

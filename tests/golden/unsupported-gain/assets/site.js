@@ -225,6 +225,9 @@
         return;
       }
       if (state !== "ready") {
+        /* text can arrive with no focus event first (a window that is not focused,
+           a field the browser restored): the first input starts the loading too */
+        load();
         setStatus("Loading search…");
         return;
       }
