@@ -45,9 +45,10 @@ def _settled(status: str | None) -> str:
     return "" if not status or status.startswith("Loading") else status.strip()
 
 
+@pytest.mark.parametrize("name", ["air-quality", "closed-loop-lab"])
 def test_every_page_of_an_example_loads_cleanly_in_firefox(
-        site_of: Callable[[str], BuiltSite]) -> None:
-    built = site_of("air-quality")
+        name: str, site_of: Callable[[str], BuiltSite]) -> None:
+    built = site_of(name)
     title = built.result.report.bundle.metadata.title  # type: ignore[union-attr]
     pages = html_pages(built.site)
     assert len(pages) > 40
