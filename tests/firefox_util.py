@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
+from browser_util import FLAGS_JS, poll
 
 FIREFOX = Path("/usr/bin/firefox-esr")
 LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "moz-extension:", "resource:", "chrome:")
@@ -238,3 +239,51 @@ def _listening_on(proc: subprocess.Popen[str], timeout: float = 60) -> str:
         if time.monotonic() > deadline:
             break
     raise RuntimeError("Firefox did not start its remote agent: " + "".join(lines[-20:]))
+
+
+def search(ff: Firefox, term: str) -> str:
+    """Click the search box, type ``term`` key by key, and wait for the status line it
+    ends on ("3 results", "No results", "Search is unavailable...")."""
+    ff.click("#rb-search")
+    ff.type(term)
+    return str(poll(lambda: _settled(ff.evaluate(
+        "document.getElementById('rb-search-status').textContent")), timeout=10,
+        what="the search status"))
+
+
+def _settled(status: str | None) -> str:
+    return "" if not status or status.startswith("Loading") else status.strip()
+
+
+def visit_inert(site: Path, pages: list[str], *, search_on: tuple[str, ...] = (),
+                term: str = "pwned", settle_ms: int = 150) -> dict[str, list[str]]:
+    """:func:`browser_util.visit_inert` in Firefox, with the page CSP on (BiDi cannot
+    bypass it): ``flags`` set in the page or any frame that may run scripts,
+    ``dialogs``, ``requests`` off file://, ``console`` errors but for the sandboxed
+    preview's (``about:srcdoc``, where refusing the payload is the point), and the
+    status of a search for ``term`` on each page of ``search_on``."""
+    found: dict[str, list[str]] = {"flags": [], "dialogs": [], "requests": [], "console": [],
+                                   "searches": []}
+    with firefox() as ff:
+        for i, rel in enumerate([*pages, None]):
+            seen = ff.goto((site / rel).as_uri() if rel else "about:blank")
+            before = pages[i - 1] if i else ""   # what a page did shows once it is left
+            found["dialogs"] += [f"{before}: {d}" for d in seen.dialogs]
+            found["requests"] += [f"{before}: {r}" for r in seen.requests]
+            found["console"] += [f"{before}: {c}" for c in seen.console
+                                 if not c.endswith("@ about:srcdoc")]
+            if rel is None:
+                break
+            if rel in search_on:
+                found["searches"].append(f"{rel}: {search(ff, term)}")
+            ff.settle(settle_ms)
+            found["flags"] += [f"{rel}: {f}" for f in ff.evaluate(FLAGS_JS)]
+            for context, url in ff.frames():
+                try:
+                    flags = ff.evaluate(FLAGS_JS, context)
+                except RuntimeError as exc:   # a frame that may run no script at all
+                    if not url.startswith(("about:srcdoc", "about:blank")):
+                        raise RuntimeError(f"{rel} [{url[:60]}]: {exc}") from exc
+                    flags = []
+                found["flags"] += [f"{rel} [{url[:40]}]: {f}" for f in flags]
+    return found

@@ -3,6 +3,7 @@
     PYTHONPATH=tests .venv/bin/python -m fuzzing raw --runs 600 --bundle multi-agent-paper
     PYTHONPATH=tests .venv/bin/python -m fuzzing all --runs 200 --seed 7
     PYTHONPATH=tests .venv/bin/python -m fuzzing render --runs 40 --browser 2
+    PYTHONPATH=tests .venv/bin/python -m fuzzing render --runs 20 --browser 2 --firefox
 
 Inputs that broke it are kept under ``--work``/CAMPAIGN/keep/finding-N.
 """
@@ -14,6 +15,7 @@ import shutil
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 from fuzzing.campaigns import CAMPAIGNS
 
@@ -34,7 +36,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--browser", type=int, default=0, metavar="N",
                     help="raw, archive, render: also load every Nth site written in "
                          "Chromium (0: none)")
+    ap.add_argument("--firefox", action="store_true",
+                    help="with --browser: load those sites in Firefox ESR too")
     args = ap.parse_args(argv)
+    if args.firefox and not args.browser:
+        ap.error("--firefox needs --browser N")
     names = list(CAMPAIGNS) if args.campaign == "all" else [args.campaign]
     findings = 0
     for name in names:
@@ -42,7 +48,8 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         started = time.perf_counter()
-        extra = {"browser_every": args.browser} if name in BROWSED and args.browser else {}
+        extra: dict[str, Any] = {"browser_every": args.browser, "firefox": args.firefox} \
+            if name in BROWSED and args.browser else {}
         tally = CAMPAIGNS[name](args.seed, args.runs, args.bundle, work, **extra)
         browsed = f", {tally.browsed} in Chromium" if tally.browsed else ""
         print(f"{name}: {args.runs} runs in {time.perf_counter() - started:.0f} s, outcomes "

@@ -21,7 +21,8 @@ breaks bundles one way and holds every outcome to that contract:
 
 With ``--browser N``, every Nth site that ``raw``, ``archive`` and ``render``
 write (for an invalid bundle too) is also loaded in Chromium, page by page,
-with its CSP and without (:func:`judge_browser`).
+with its CSP and without (:func:`judge_browser`); ``--firefox`` loads those
+sites in Firefox too.
 
 The campaigns found: a linked ``events.jsonl`` copied into the site, a missing
 one failing with RB900, a corrupt deflate stream in an archive failing with
@@ -140,12 +141,13 @@ def judge_site(site: Path) -> str | None:
 SEARCH_TERM = "alert"
 
 
-def judge_browser(site: Path) -> str | None:
+def judge_browser(site: Path, *, firefox: bool = False) -> str | None:
     """A built site in Chromium, every page from file://: with its CSP, and again
-    without it (escaping alone must hold).  Every hostile script the campaign puts
-    in a bundle calls ``alert``: no dialog may open, nor a page error (a value that
-    breaks ``site.js``), a request off file://, or, with the CSP, a console error.
-    Search runs on the overview and must answer."""
+    without it (escaping alone must hold); with ``firefox``, in Firefox as well (with
+    the CSP).  Every hostile script the campaign puts in a bundle calls ``alert``: no
+    dialog may open, nor a page error (a value that breaks ``site.js``), a request off
+    file://, or, with the CSP, a console error.  Search runs on the overview and must
+    answer."""
     from browser_util import visit_inert
 
     pages = sorted(p.relative_to(site).as_posix() for p in site.rglob("*.html"))
@@ -164,19 +166,36 @@ def judge_browser(site: Path) -> str | None:
             problems["search"] = broken
         if problems:
             said.append(f"in Chromium{' without the CSP' if bypass else ''}: {problems}")
+    if firefox:
+        said += _in_firefox(site, pages)
     return "; ".join(said) or None
 
 
-def _browse(tally: Tally, site: Path, every: int) -> str | None:
+def _in_firefox(site: Path, pages: list[str]) -> list[str]:
+    import firefox_util
+
+    try:
+        found = firefox_util.visit_inert(site, pages, search_on=("index.html",),
+                                         term=SEARCH_TERM, settle_ms=50)
+    except Exception as exc:
+        return [f"in Firefox: {type(exc).__name__}: {str(exc)[:500]}"]
+    problems = {k: v[:3] for k, v in found.items() if v and k != "searches"}
+    broken = [s for s in found["searches"] if "unavailable" in s]
+    if broken:
+        problems["search"] = broken
+    return [f"in Firefox: {problems}"] if problems else []
+
+
+def _browse(tally: Tally, site: Path, every: int, firefox: bool) -> str | None:
     """Every ``every``-th site written (0: none), valid bundle's or not, in Chromium
-    (:func:`judge_browser`, about 0.1 s a page); the others are not opened."""
+    (and Firefox: :func:`judge_browser`, about 0.1 s a page); the others are not opened."""
     if not every or not (site / "index.html").is_file():
         return None
     tally.built += 1
     if tally.built % every:
         return None
     tally.browsed += 1
-    return judge_browser(site)
+    return judge_browser(site, firefox=firefox)
 
 
 def judge_outside(site: Path, outside: Path) -> str | None:
@@ -206,7 +225,7 @@ def _build_args(bundle: Path, site: Path) -> list[str]:
 
 # ------------------------------------------------------------------ campaigns
 def raw(seed: int, runs: int, bundle: str, work: Path, *, build_every: int = 4,
-        browser_every: int = 0) -> Tally:
+        browser_every: int = 0, firefox: bool = False) -> Tally:
     rng, tally = random.Random(seed), Tally()
     b, site = work / "bundle", work / "site"
     for i in range(runs):
@@ -218,15 +237,15 @@ def raw(seed: int, runs: int, bundle: str, work: Path, *, build_every: int = 4,
         shutil.rmtree(site, ignore_errors=True)
         rc, err = run_cli(*args)
         found = (judge(rc, err) or judge_outside(site, work / "outside") or judge_site(site)
-                 or _browse(tally, site, browser_every))
+                 or _browse(tally, site, browser_every, firefox))
         if found:
             _keep(tally, f"raw {args[0]} after {what}: {found}", work / "keep", b)
         tally.add(str(rc))
     return tally
 
 
-def archive(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int = 0
-            ) -> Tally:
+def archive(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int = 0,
+            firefox: bool = False) -> Tally:
     rng, tally = random.Random(seed), Tally()
     work.mkdir(parents=True, exist_ok=True)
     packed = _packed(EXAMPLES / bundle, work)
@@ -239,7 +258,7 @@ def archive(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int
         shutil.rmtree(work / "site", ignore_errors=True)
         rc, err = run_cli(*args)
         found = judge(rc, err) or judge_site(work / "site") or _browse(
-            tally, work / "site", browser_every)
+            tally, work / "site", browser_every, firefox)
         if found:
             _keep(tally, f"archive {args[0]} of {name}: {found}", work / "keep", path)
         tally.add(str(rc))
@@ -335,7 +354,8 @@ class Source:
         return False
 
 
-def render(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int = 0) -> Tally:
+def render(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int = 0,
+           firefox: bool = False) -> Tally:
     """Hostile variants built (and every ``browser_every``-th site loaded in Chromium)."""
     rng, tally, src = random.Random(seed), Tally(), Source(bundle)
     b, site = work / "bundle", work / "site"
@@ -345,7 +365,8 @@ def render(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int 
             continue
         shutil.rmtree(site, ignore_errors=True)
         rc, err = run_cli(*_build_args(b, site))
-        found = judge(rc, err) or judge_site(site) or _browse(tally, site, browser_every)
+        found = judge(rc, err) or judge_site(site) or _browse(tally, site, browser_every,
+                                                              firefox)
         if found:
             _keep(tally, f"render: {found}", work / "keep", b)
         tally.add(str(rc))

@@ -194,6 +194,33 @@ def test_the_browser_judge_sees_a_script_run_a_request_and_a_broken_search(
     assert judge_browser(site) is None
 
 
+@pytest.mark.browser
+def test_a_render_sample_is_inert_in_firefox_too(tmp_path: Path) -> None:
+    tally = campaigns.render(8, 1, SMALL, tmp_path, browser_every=1, firefox=True)
+    assert (tally.findings, tally.browsed) == ([], 1), tally
+
+
+@pytest.mark.browser
+def test_the_firefox_pass_sees_a_request_and_a_script_error(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    rc, _ = run_cli("build", str(campaigns.EXAMPLES / SMALL), "-o", str(site),
+                    "--trust-key", campaigns.PUB, "-j", "1")
+    assert rc == 0
+    for page in site.rglob("*.html"):  # two pages keep the test short
+        if page.relative_to(site).as_posix() not in ("index.html", "claims/index.html"):
+            page.unlink()
+    assert judge_browser(site, firefox=True) is None
+    page = site / "claims" / "index.html"
+    page.write_text(page.read_text(encoding="utf-8").replace(
+        'http-equiv="Content-Security-Policy"', 'name="x"').replace(
+        "<h1", '<img src="http://beacon.invalid/x.png"><script src="../bad.js"></script><h1',
+        1), encoding="utf-8")
+    (site / "bad.js").write_bytes(b"undefinedFunction();\n")
+    found = str(judge_browser(site, firefox=True))
+    _, _, firefox = found.partition("in Firefox: ")
+    assert "beacon.invalid/x.png" in firefox and "undefinedFunction" in firefox, found
+
+
 def test_the_outside_judge_sees_a_linked_file_copied(tmp_path: Path) -> None:
     site, outside = tmp_path / "site", tmp_path / "outside"
     (site / "bundle").mkdir(parents=True)

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_util import FLAGS_JS, poll
-from firefox_util import Firefox, firefox
+from browser_util import poll
+from firefox_util import firefox, search, visit_inert
 from fixtures.hostile import HostileBundle
 from site_helpers import BuiltSite, html_pages
 
@@ -30,19 +30,6 @@ pytestmark = pytest.mark.browser
 
 def _claims(built: BuiltSite) -> list[ClaimEvent]:
     return [e for e in built.result.report.bundle.events if isinstance(e, ClaimEvent)]
-
-
-def _search(ff: Firefox, term: str) -> str:
-    """Click the search box, type ``term`` key by key, and wait for the answer."""
-    ff.click("#rb-search")
-    ff.type(term)
-    return str(poll(lambda: _settled(ff.evaluate(
-        "document.getElementById('rb-search-status').textContent")), timeout=10,
-        what="the search status"))
-
-
-def _settled(status: str | None) -> str:
-    return "" if not status or status.startswith("Loading") else status.strip()
 
 
 @pytest.mark.parametrize("name", ["air-quality", "closed-loop-lab"])
@@ -73,7 +60,7 @@ def test_search_typed_in_firefox_finds_a_claim(site_of: Callable[[str], BuiltSit
     want = "../" + claim_href(claim.id)
     with firefox() as ff:
         ff.goto((built.site / "artifacts" / "index.html").as_uri())
-        status = _search(ff, word)
+        status = search(ff, word)
         assert re.fullmatch(r"\d+ results?(, showing the first 20)?", status), status
         hrefs = ff.evaluate("Array.from(document.querySelectorAll('#rb-search-results a'))"
                             ".map(a => a.getAttribute('href'))")
@@ -129,33 +116,12 @@ def test_hostile_site_is_inert_in_firefox(hostile: tuple[HostileBundle, BuiltSit
     opens a dialog or makes a request, and no console error but in the sandboxed
     preview, where refusing the payload is the point."""
     _, built = hostile
-    found: list[str] = []
-    searches: list[str] = []
-    with firefox() as ff:
-        pages = html_pages(built.site)
-        for i, rel in enumerate([*pages, None]):
-            seen = ff.goto((built.site / rel).as_uri() if rel else "about:blank")
-            before = pages[i - 1] if i else ""
-            found += [f"{before}: {p}" for p in seen.problems()
-                      if not p.endswith("@ about:srcdoc")]
-            if rel is None:
-                break
-            if rel in SEARCH_ON:
-                searches.append(_search(ff, "pwned"))
-            ff.settle(150)
-            found += [f"{rel}: flag {f}" for f in ff.evaluate(FLAGS_JS)]
-            for context, url in ff.frames():
-                try:
-                    flags = ff.evaluate(FLAGS_JS, context)
-                except RuntimeError as exc:   # a frame that may run no script at all
-                    assert url.startswith(("about:srcdoc", "about:blank")), (url, exc)
-                    flags = []
-                found += [f"{rel} [{url[:40]}]: flag {f}" for f in flags]
-    assert found == [], json.dumps(found, indent=1)[:4000]
+    found = visit_inert(built.site, html_pages(built.site), search_on=SEARCH_ON, term="pwned")
+    searches = found.pop("searches")
+    assert {k: v for k, v in found.items() if v} == {}, json.dumps(found, indent=1)[:4000]
     # the hostile claims are found, so site.js put their titles in the page
     assert len(searches) == len(SEARCH_ON) and all(
-        re.fullmatch(r"[1-9][0-9]* results?(, showing the first 20)?", s) for s in searches), \
-        searches
+        re.search(r": [1-9][0-9]* results?\b", s) for s in searches), searches
 
 
 def test_the_firefox_helper_sees_a_refused_request_a_dialog_and_a_script_error(
