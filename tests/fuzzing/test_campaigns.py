@@ -104,6 +104,17 @@ def test_a_render_sample_is_inert_in_a_browser(tmp_path: Path) -> None:
     assert (tally.findings, tally.browsed) == ([], 2), tally
 
 
+def _two_page_site(site: Path) -> None:
+    """The small example's site with only the overview and the claim list: a browser
+    judge reads two pages, and the test stays short."""
+    rc, _ = run_cli("build", str(campaigns.EXAMPLES / SMALL), "-o", str(site),
+                    "--trust-key", campaigns.PUB, "-j", "1")
+    assert rc == 0
+    for page in site.rglob("*.html"):
+        if page.relative_to(site).as_posix() not in ("index.html", "claims/index.html"):
+            page.unlink()
+
+
 @pytest.mark.browser
 @pytest.mark.parametrize("name", ["raw", "archive", "render"])
 def test_browser_every_loads_the_sites_a_campaign_writes_invalid_or_not(
@@ -111,12 +122,7 @@ def test_browser_every_loads_the_sites_a_campaign_writes_invalid_or_not(
     """``--browser 1`` in each campaign that writes sites: a site that passes the file
     judges but makes a request in Chromium is a finding, though its bundle was invalid."""
     built = tmp_path / "built"
-    rc, _ = run_cli("build", str(campaigns.EXAMPLES / SMALL), "-o", str(built),
-                    "--trust-key", campaigns.PUB, "-j", "1")
-    assert rc == 0
-    for page in built.rglob("*.html"):  # two pages keep the test short
-        if page.relative_to(built).as_posix() not in ("index.html", "claims/index.html"):
-            page.unlink()
+    _two_page_site(built)
     claims = built / "claims" / "index.html"
     claims.write_text(claims.read_text(encoding="utf-8").replace(
         "<h1", '<img src="http://127.0.0.1:9/beacon.png"><h1', 1), encoding="utf-8")
@@ -162,12 +168,7 @@ def test_hostile_payload_bytes_are_inert_in_every_viewer(shift: int, tmp_path: P
 def test_the_browser_judge_sees_a_script_run_a_request_and_a_broken_search(
         tmp_path: Path) -> None:
     site = tmp_path / "site"
-    rc, _ = run_cli("build", str(campaigns.EXAMPLES / SMALL), "-o", str(site),
-                    "--trust-key", campaigns.PUB, "-j", "1")
-    assert rc == 0
-    for page in site.rglob("*.html"):  # two pages keep the test short
-        if page.relative_to(site).as_posix() not in ("index.html", "claims/index.html"):
-            page.unlink()
+    _two_page_site(site)
     assert judge_browser(site) is None
     page, docs = site / "claims" / "index.html", site / "search" / "docs.js"
     text, data = page.read_text(encoding="utf-8"), docs.read_bytes()
@@ -203,12 +204,7 @@ def test_a_render_sample_is_inert_in_firefox_too(tmp_path: Path) -> None:
 @pytest.mark.browser
 def test_the_firefox_pass_sees_a_request_and_a_script_error(tmp_path: Path) -> None:
     site = tmp_path / "site"
-    rc, _ = run_cli("build", str(campaigns.EXAMPLES / SMALL), "-o", str(site),
-                    "--trust-key", campaigns.PUB, "-j", "1")
-    assert rc == 0
-    for page in site.rglob("*.html"):  # two pages keep the test short
-        if page.relative_to(site).as_posix() not in ("index.html", "claims/index.html"):
-            page.unlink()
+    _two_page_site(site)
     assert judge_browser(site, firefox=True) is None
     page = site / "claims" / "index.html"
     page.write_text(page.read_text(encoding="utf-8").replace(
