@@ -51,7 +51,8 @@ def main(argv: list[str] | None = None) -> int:
         extra: dict[str, Any] = {"browser_every": args.browser, "firefox": args.firefox} \
             if name in BROWSED and args.browser else {}
         tally = CAMPAIGNS[name](args.seed, args.runs, args.bundle, work, **extra)
-        browsed = f", {tally.browsed} in Chromium" if tally.browsed else ""
+        where = "Chromium and Firefox" if args.firefox else "Chromium"
+        browsed = f", {tally.browsed} in {where}" if tally.browsed else ""
         print(f"{name}: {args.runs} runs in {time.perf_counter() - started:.0f} s, outcomes "
               f"{dict(sorted(tally.counts.items()))}{browsed}, {len(tally.findings)} finding(s)")
         for f in tally.findings:
