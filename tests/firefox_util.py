@@ -26,9 +26,11 @@ from typing import IO, Any
 
 import pytest
 from browser_util import FLAGS_JS, poll
+from browser_util import LOCAL_SCHEMES as CHROMIUM_LOCAL
 
 FIREFOX = Path("/usr/bin/firefox-esr")
-LOCAL_SCHEMES = ("file:", "data:", "blob:", "about:", "moz-extension:", "resource:", "chrome:")
+#: Firefox loads some of its own pages and resources through these schemes too.
+LOCAL_SCHEMES = (*CHROMIUM_LOCAL, "moz-extension:", "resource:", "chrome:")
 
 #: A fresh profile that makes no request of its own (the tests assert that the site
 #: makes none) and shows the site in the colour scheme asked for.
@@ -84,11 +86,12 @@ class Firefox:
         self._ws = ws
         self._next = 0
         self.seen = Seen()
+        #: the address of every frame seen, by BiDi context id (log entries name a
+        #: context); set before the first command, whose answer events may precede
+        self._urls: dict[str, str] = {}
         self.session = self.send("session.new", capabilities={
             "alwaysMatch": {"unhandledPromptBehavior": {"default": "dismiss"}}})
         self.version = str(self.session["capabilities"]["browserVersion"])
-        #: the address of every frame seen, by BiDi context id (log entries name a context)
-        self._urls: dict[str, str] = {}
         self.send("session.subscribe", events=[
             "log.entryAdded", "network.beforeRequestSent", "browsingContext.userPromptOpened",
             "browsingContext.contextCreated", "browsingContext.load"])

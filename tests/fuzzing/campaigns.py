@@ -158,17 +158,25 @@ def judge_browser(site: Path, *, firefox: bool = False) -> str | None:
                                 term=SEARCH_TERM, settle_ms=50)
         except Exception as exc:  # a page that never loads, a search that never answers
             return f"in Chromium: {type(exc).__name__}: {str(exc)[:500]}"
-        broken = [s for s in found.pop("searches") if "unavailable" in s]
-        if bypass:  # without the CSP, what it would have refused is no finding
-            found = {k: found[k] for k in ("flags", "dialogs", "page errors")}
-        problems = {k: v[:3] for k, v in found.items() if v}
-        if broken:
-            problems["search"] = broken
+        # without the CSP, what it would have refused is no finding
+        problems = _problems(found, ("flags", "dialogs", "page errors") if bypass else None)
         if problems:
             said.append(f"in Chromium{' without the CSP' if bypass else ''}: {problems}")
     if firefox:
         said += _in_firefox(site, pages)
     return "; ".join(said) or None
+
+
+def _problems(found: dict[str, list[str]], kinds: tuple[str, ...] | None = None
+              ) -> dict[str, list[str]]:
+    """The first few of each kind a visit found (only ``kinds`` if given), and the
+    searches that said search was unavailable."""
+    problems = {k: v[:3] for k, v in found.items()
+                if v and k != "searches" and (kinds is None or k in kinds)}
+    broken = [s for s in found.get("searches", []) if "unavailable" in s]
+    if broken:
+        problems["search"] = broken
+    return problems
 
 
 def _in_firefox(site: Path, pages: list[str]) -> list[str]:
@@ -179,10 +187,7 @@ def _in_firefox(site: Path, pages: list[str]) -> list[str]:
                                          term=SEARCH_TERM, settle_ms=50)
     except Exception as exc:
         return [f"in Firefox: {type(exc).__name__}: {str(exc)[:500]}"]
-    problems = {k: v[:3] for k, v in found.items() if v and k != "searches"}
-    broken = [s for s in found["searches"] if "unavailable" in s]
-    if broken:
-        problems["search"] = broken
+    problems = _problems(found)
     return [f"in Firefox: {problems}"] if problems else []
 
 
