@@ -89,6 +89,28 @@ def test_search_finds_a_claim_by_a_word(name: str, site_of: Callable[[str], Buil
         assert log.problems() == []
 
 
+def test_search_ranks_claims_before_the_events_that_name_them(
+        site_of: Callable[[str], BuiltSite]) -> None:
+    """"peak" matches the four peak-* claims and more than 20 events that name them
+    (edges, fitness records): the claims came after those events, off the first 20."""
+    built = site_of("air-quality")
+    named = sorted(c.id for c in _claims(built) if "peak" in c.id)
+    assert len(named) == 4
+    with chromium_context() as ctx:
+        page = ctx.new_page()
+        log = watch(page)
+        page.goto((built.site / "artifacts" / "index.html").as_uri())
+        page.focus("#rb-search")
+        page.keyboard.type("peak", delay=10)
+        poll(lambda: page.locator("#rb-search-results .rb-result").count() == 20,
+             timeout=10, what="the first 20 results")
+        kinds = page.locator("#rb-search-results .rb-result-kind").all_text_contents()
+        titles = page.locator("#rb-search-results .rb-result-title").all_text_contents()
+        assert kinds[:4] == ["claim"] * 4 and "claim" not in kinds[4:], kinds
+        assert sorted(titles[:4]) == sorted(c.removeprefix("claim:") for c in named), titles
+        assert log.problems() == []
+
+
 def test_search_loads_its_data_on_text_that_came_without_focus(
         site_of: Callable[[str], BuiltSite]) -> None:
     """A restored field, or a window that is not focused (headless Firefox), gives

@@ -128,6 +128,8 @@
 
   var UNSAFE_URL = /^(?:[a-z][a-z0-9+.\-]*:|[\/\\])/i;
 
+  var KIND_BOOST = { claim: 3, artifact: 2 };
+
   function setupSearch() {
     var input = doc.getElementById("rb-search");
     var list = doc.getElementById("rb-search-results");
@@ -245,7 +247,15 @@
         idField: "id",
         fields: ["t", "x"],
         storeFields: ["t", "k", "u"],
-        searchOptions: { prefix: true, fuzzy: 0.2, boost: { t: 2 } }
+        searchOptions: {
+          prefix: true, fuzzy: 0.2, boost: { t: 2 },
+          /* A reviewer looks for claims and artifacts: the many events that merely
+             name one ("edge ...:claim:peak-CO") had pushed the claim itself off the
+             first 20 results. */
+          boostDocument: function (id, term, stored) {
+            return KIND_BOOST[stored && stored.k] || 1;
+          }
+        }
       });
       for (var i = 0; i < docs.length; i++) {
         var d = docs[i];
