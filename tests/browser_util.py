@@ -152,6 +152,15 @@ def axe_serious(page: Any) -> list[str]:
 
 #: Read in each frame through the DevTools protocol, which the page CSP does not bind.
 FLAGS_JS = "Object.keys(window).filter(k => k.startsWith('__pwned'))"
+#: On a page with a frame of ``b.html`` from the same folder: how reading that frame,
+#: then that file with a synchronous XHR, fails (the name of each error), or what
+#: was read.  A file:// page can do neither in the browsers readers use.
+READS_ANOTHER_FILE = (
+    "(() => { const out = [];"
+    " try { out.push(frames[0].document.body.textContent) } catch (e) { out.push(e.name) }"
+    " try { const x = new XMLHttpRequest(); x.open('GET', 'b.html', false); x.send();"
+    " out.push(x.responseText) } catch (e) { out.push(e.name) }"
+    " return out })()")
 
 
 def visit_inert(site: Path, pages: list[str], *, bypass_csp: bool,

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_util import axe_serious, chromium_context, poll, watch
+from browser_util import READS_ANOTHER_FILE, axe_serious, chromium_context, poll, watch
 from site_helpers import BuiltSite, resolve
 
 from bundler.model.events import ClaimEvent, IndividualEvent
@@ -156,6 +156,18 @@ def test_clicking_a_graph_node_navigates(name: str, site_of: Callable[[str], Bui
         # the URL is the new page's once navigation commits; its heading comes as it loads
         poll(lambda: page.locator("main h1").count() == 1, what="the new page's one heading")
         assert log.problems() == []
+
+
+def test_chromium_keeps_file_pages_apart(tmp_path: Path) -> None:
+    """The browser under test treats file:// as a reader's does (DESIGN-NOTES §4): a
+    page can read neither a same-folder frame nor a local file with XHR (a launch
+    flag such as ``--allow-file-access-from-files`` would allow both)."""
+    (tmp_path / "a.html").write_text('<iframe src="b.html"></iframe>', encoding="utf-8")
+    (tmp_path / "b.html").write_text("<p>secret</p>", encoding="utf-8")
+    with chromium_context() as ctx:
+        page = ctx.new_page()
+        page.goto((tmp_path / "a.html").as_uri())
+        assert page.evaluate(READS_ANOTHER_FILE) == ["SecurityError", "NetworkError"]
 
 
 def test_dark_mode_toggle_persists(site_of: Callable[[str], BuiltSite]) -> None:

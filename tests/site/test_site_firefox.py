@@ -3,10 +3,15 @@
 The other browser tests run in Chromium.  Firefox differs where this site
 relies on the browser: how it applies a ``<meta>`` CSP to file:// pages and
 frames, whether scripts loaded from another folder of a file:// site run,
-localStorage across file:// pages (the theme choice), CSS masks (the edge
-fades), and focus events in a window that is not focused.  That last one hid
-a bug: search started loading its data only on the box's focus event, which a
-headless Firefox never fires, so typing left it at "Loading search…".
+storage across file:// pages (the theme choice), CSS masks (the edge fades),
+and focus events in a window that is not focused.  Two of these hid bugs:
+
+* search started loading its data only on the box's focus event, which a
+  headless Firefox never fires, so typing left it at "Loading search…";
+* Firefox gives each file:// page a localStorage of its own, so a theme chosen
+  on one page was gone on the next.  The choice now goes in a cookie too on
+  file://, which Firefox shares between file:// pages.  (The tests had missed
+  it: the prefs recommended for automation make file:// pages one origin.)
 """
 
 from __future__ import annotations
@@ -17,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_util import poll
+from browser_util import READS_ANOTHER_FILE, poll
 from firefox_util import firefox, search, visit_inert
 from fixtures.hostile import HostileBundle
 from site_helpers import BuiltSite, html_pages
@@ -79,10 +84,17 @@ def test_theme_follows_the_system_then_the_toggle_across_pages_in_firefox(
         assert ff.evaluate("localStorage.getItem('rb-theme')") == "light"
         light = ff.evaluate(background)
         assert dark != light, dark
-        # the choice holds on a page of another folder (file:// storage is shared)
+        # the choice holds on another page, of another folder (the file:// cookie)
         ff.goto((built.site / "claims" / "index.html").as_uri())
         assert (ff.evaluate("document.documentElement.dataset.theme"),
                 ff.evaluate(background)) == ("light", light)
+        # chosen again there, it holds back on the first page, whose own storage
+        # still says light: the latest choice wins
+        ff.click("#rb-theme-toggle")
+        ff.goto((built.site / "index.html").as_uri())
+        assert ff.evaluate("localStorage.getItem('rb-theme')") == "light"
+        assert (ff.evaluate("document.documentElement.dataset.theme"),
+                ff.evaluate(background)) == ("dark", dark)
         assert ff.goto("about:blank").problems() == []
     with firefox(dark=False) as ff:
         ff.goto((built.site / "index.html").as_uri())
@@ -106,6 +118,21 @@ def test_a_wide_table_fades_at_its_edge_in_firefox(site_of: Callable[[str], Buil
                                  ".getAttribute('data-rb-more')") == "left",
              what="the fade to move to the left edge")
         assert ff.goto("about:blank").problems() == []
+
+
+def test_firefox_keeps_file_pages_apart(tmp_path: Path) -> None:
+    """The browser under test treats file:// as a reader's does (DESIGN-NOTES §4): a
+    page cannot read a same-folder frame, nor a local file with XHR, nor another
+    page's localStorage.  Firefox under automation relaxes all three unless told not
+    to, and then pages that need them pass."""
+    (tmp_path / "a.html").write_text('<iframe src="b.html"></iframe>', encoding="utf-8")
+    (tmp_path / "b.html").write_text("<p>secret</p>", encoding="utf-8")
+    with firefox() as ff:
+        ff.goto((tmp_path / "a.html").as_uri())
+        ff.evaluate("localStorage.setItem('k', 'v')")
+        assert ff.evaluate(READS_ANOTHER_FILE) == ["SecurityError", "NetworkError"]
+        ff.goto((tmp_path / "b.html").as_uri())
+        assert ff.evaluate("localStorage.getItem('k')") is None
 
 
 SEARCH_ON = ("index.html", "claims/index.html")

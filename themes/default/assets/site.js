@@ -39,7 +39,12 @@
       try {
         window.localStorage.setItem(STORE_KEY, next);
       } catch (e) {
-        /* storage unavailable: the choice lasts for this page only */
+        /* storage unavailable: the cookie below, or this page only */
+      }
+      if (window.location.protocol === "file:") {
+        /* what Firefox shares between file:// pages (theme-init.js); never sent
+           anywhere: a file:// page makes no request that carries it */
+        doc.cookie = STORE_KEY + "=" + next + "; path=/; max-age=31536000; SameSite=Strict";
       }
       syncToggle(button);
     });
