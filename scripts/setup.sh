@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Idempotent setup: system packages (only when missing), a virtualenv in .venv,
 # and review-bundler installed into it (editable, with the test extras).
-#   WITH_BROWSER=1 also installs Debian's Chromium and Firefox ESR for the browser tests.
+#   WITH_BROWSER=1 also installs Debian's Chromium, Firefox ESR and WebKitGTK (with its
+#   WebDriver and Xvfb) for the browser tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,6 +14,13 @@ if [ "${WITH_BROWSER:-0}" = "1" ] && [ ! -x /usr/bin/chromium ]; then
 fi
 if [ "${WITH_BROWSER:-0}" = "1" ] && [ ! -x /usr/bin/firefox-esr ]; then
   missing+=(firefox-esr)
+fi
+# WebKit (Safari's engine): WebKitGTK's MiniBrowser and its WebDriver, on an Xvfb display
+if [ "${WITH_BROWSER:-0}" = "1" ] && [ ! -x /usr/bin/WebKitWebDriver ]; then
+  missing+=(webkit2gtk-driver)
+fi
+if [ "${WITH_BROWSER:-0}" = "1" ] && [ ! -x /usr/bin/Xvfb ]; then
+  missing+=(xvfb)
 fi
 if [ "${#missing[@]}" -gt 0 ]; then
   sudo=""
