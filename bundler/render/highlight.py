@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import fnmatch
 import functools
+import itertools
 import posixpath
 import re
 
 from markupsafe import Markup, escape
-from pygments import highlight  # type: ignore[import-untyped,unused-ignore]
+from pygments import format as format_tokens  # type: ignore[import-untyped,unused-ignore]
 from pygments.formatters import HtmlFormatter  # type: ignore[import-untyped,unused-ignore]
 from pygments.lexer import Lexer  # type: ignore[import-untyped,unused-ignore]
 from pygments.lexers import (  # type: ignore[import-untyped,unused-ignore]
@@ -24,6 +25,7 @@ from pygments.lexers import (  # type: ignore[import-untyped,unused-ignore]
     get_lexer_for_mimetype,
 )
 from pygments.lexers._mapping import LEXERS  # type: ignore[import-untyped,unused-ignore]
+from pygments.lexers.data import JsonLexer  # type: ignore[import-untyped,unused-ignore]
 from pygments.lexers.special import TextLexer  # type: ignore[import-untyped,unused-ignore]
 from pygments.util import ClassNotFound  # type: ignore[import-untyped,unused-ignore]
 
@@ -32,6 +34,7 @@ __all__ = [
     "LIGHT_STYLE",
     "has_filename_lexer",
     "highlight_code",
+    "is_json_lines",
     "is_plain_text",
     "pick_lexer",
     "plain_block",
@@ -45,6 +48,14 @@ CSS_CLASS = "highlight"
 _DARK_EXPLICIT = f':root[data-theme="dark"] .{CSS_CLASS}'
 _DARK_AUTO = f':root:not([data-theme="light"]) .{CSS_CLASS}'
 _RULE_CLASS = re.compile(r"^ (\.\w+) \{")
+
+#: JSON Lines: one JSON document per line.  A line cut short (a session killed while
+#: writing) leaves the JSON lexer inside a string, and read as one text every line
+#: after it came out inside-out, in error tokens; lexed line by line, only it does.
+JSON_LINES_TYPES = frozenset({"application/x-ndjson", "application/jsonl",
+                              "application/x-jsonlines", "application/jsonlines",
+                              "application/json-seq"})
+JSON_LINES_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
 
 #: Extra media types Pygments does not know under these names.
 _MIME_ALIASES = {
@@ -202,7 +213,21 @@ def highlight_code(text: str, filename: str | None, media_type: str) -> Markup:
     Pygments escapes every token it emits, so the result is safe to embed.
     """
     formatter = HtmlFormatter(cssclass=CSS_CLASS, nowrap=False, noclasses=False)
-    return Markup(highlight(text, pick_lexer(filename, media_type), formatter))
+    lexer = pick_lexer(filename, media_type)
+    if isinstance(lexer, JsonLexer) and is_json_lines(filename, media_type) and text:
+        lines = text.split("\n")      # on newlines only: U+2028 and the like stay put
+        tokens = itertools.chain.from_iterable(
+            lexer.get_tokens(line + "\n" if i < len(lines) - 1 else line)
+            for i, line in enumerate(lines) if line or i < len(lines) - 1)
+    else:
+        tokens = lexer.get_tokens(text)
+    return Markup(format_tokens(tokens, formatter))
+
+
+def is_json_lines(filename: str | None, media_type: str) -> bool:
+    """Is this payload JSON Lines (by media type, else by the file name's suffix)?"""
+    return media_type.split(";")[0].strip().lower() in JSON_LINES_TYPES or \
+        (filename or "").lower().endswith(JSON_LINES_SUFFIXES)
 
 
 def plain_block(text: str) -> Markup:

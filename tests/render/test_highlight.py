@@ -1,9 +1,12 @@
-"""The memoised lexer lookup must choose exactly what Pygments chooses."""
+"""The memoised lexer lookup must choose exactly what Pygments chooses, and JSON Lines
+are coloured row by row."""
 
 from __future__ import annotations
 
+import html
 import re
 
+import pytest
 from pygments.lexers import find_lexer_class_for_filename  # type: ignore[import-untyped,unused-ignore]
 from pygments.lexers._mapping import LEXERS  # type: ignore[import-untyped,unused-ignore]
 from pygments.lexers.python import PythonLexer  # type: ignore[import-untyped,unused-ignore]
@@ -45,3 +48,41 @@ def test_pick_lexer_gives_fresh_instances_with_our_options() -> None:
     assert type(hl.pick_lexer(None, "application/x-yaml")).__name__ == "YamlLexer"
     assert hl.is_plain_text(hl.pick_lexer("data.unknownext", "application/octet-stream"))
     assert hl.has_filename_lexer("train.py") and not hl.has_filename_lexer("data.unknownext")
+
+
+_TORN = '{"uuid":"a","content":[{"typ\n{"uuid":"b","cwd":"/home/agent"}\n{"n":1}\n'
+
+
+def _text_of(markup: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", markup))
+
+
+@pytest.mark.parametrize(("name", "media_type"), [
+    ("session.jsonl", "application/x-ndjson"), ("session.ndjson", "application/octet-stream"),
+    (None, "application/jsonl"), ("log.JSONL", "application/json"),
+])
+def test_a_torn_json_lines_row_spoils_no_row_after_it(name: str | None, media_type: str) -> None:
+    """A transcript line cut short inside a string (a session killed while writing)
+    used to turn every later line inside-out: keys read as strings, the rest as
+    error tokens.  Each JSON Lines row is lexed on its own."""
+    out = str(hl.highlight_code(_TORN, name, media_type))
+    first, rest = out.split("\n", 1)
+    assert 'class="err"' in first       # the torn row itself is an error...
+    assert 'class="err"' not in rest    # ...and only it
+    assert rest.count('<span class="nt">') == 3, rest     # "uuid", "cwd", "n" are keys
+    assert _text_of(out) == _TORN + "\n"    # every character shown (the "\n" ends the <pre>)
+
+
+def test_json_that_is_not_lines_is_lexed_whole() -> None:
+    """A plain JSON document may break a value over lines; it keeps one lexer pass."""
+    assert not hl.is_json_lines("data.json", "application/json")
+    text = '{"a":\n  "b"}\n'
+    assert str(hl.highlight_code(text, "data.json", "application/json")).count(
+        'class="nt"') == 1
+
+
+def test_json_lines_keep_every_character_as_one_pass_would() -> None:
+    text = '{"a":1}\r\n\n{"b":"\u2028x"}\n{"c":"\x1b"}'
+    by_line = str(hl.highlight_code(text, "s.jsonl", "application/x-ndjson"))
+    whole = str(hl.highlight_code(text, "s.json", "application/json"))
+    assert _text_of(by_line) == _text_of(whole)
