@@ -225,11 +225,29 @@ def _search(page: Any, term: str) -> str:
     the status line it ended on ("3 results", "No results", "Search is unavailable...")."""
     page.focus("#rb-search")
     page.keyboard.type(term, delay=5)
-    status = poll(lambda: _settled(page.text_content("#rb-search-status") or ""),
+    status = poll(lambda: settled(page.text_content("#rb-search-status")),
                   timeout=10, what="the search status")
     page.keyboard.press("ArrowDown")
     return status
 
 
-def _settled(status: str) -> str:
-    return "" if status.startswith("Loading") else status.strip()
+def settled(status: str | None) -> str:
+    """The search status once it is final, else "" (for :func:`poll`)."""
+    return "" if not status or status.startswith("Loading") else status.strip()
+
+
+def check_edge_fades(evaluate: Callable[[str], Any]) -> None:
+    """On a page whose wide blocks scroll sideways (loaded, ``evaluate`` runs an
+    expression in it): each is marked as going on to the right and fades there
+    (a CSS mask), and the first, scrolled to its end, fades at its left instead."""
+    marked = poll(lambda: evaluate(
+        "Array.from(document.querySelectorAll('[data-rb-more]'))"
+        ".map(e => [e.dataset.rbMore, getComputedStyle(e).maskImage])"),
+        what="a block marked as going on")
+    assert marked and all(more == "right" and mask.startswith("linear-gradient")
+                          for more, mask in marked), marked
+    evaluate("(() => { const e = document.querySelector('[data-rb-more]');"
+             " e.scrollLeft = e.scrollWidth; return e.scrollLeft })()")
+    poll(lambda: evaluate("document.querySelector('[data-rb-scroll]')"
+                          ".getAttribute('data-rb-more')") == "left",
+         what="the fade to move to the left edge")

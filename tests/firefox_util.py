@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 import pytest
-from browser_util import FLAGS_JS, poll
+from browser_util import FLAGS_JS, poll, settled
 from browser_util import LOCAL_SCHEMES as CHROMIUM_LOCAL
 
 FIREFOX = Path("/usr/bin/firefox-esr")
@@ -253,13 +253,10 @@ def search(ff: Firefox, term: str) -> str:
     ends on ("3 results", "No results", "Search is unavailable...")."""
     ff.click("#rb-search")
     ff.type(term)
-    return str(poll(lambda: _settled(ff.evaluate(
+    return str(poll(lambda: settled(ff.evaluate(
         "document.getElementById('rb-search-status').textContent")), timeout=10,
         what="the search status"))
 
-
-def _settled(status: str | None) -> str:
-    return "" if not status or status.startswith("Loading") else status.strip()
 
 
 def visit_inert(site: Path, pages: list[str], *, search_on: tuple[str, ...] = (),

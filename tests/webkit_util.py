@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_util import FLAGS_JS, poll
+from browser_util import FLAGS_JS, poll, settled
 
 DRIVER = Path("/usr/bin/WebKitWebDriver")
 XVFB = Path("/usr/bin/Xvfb")
@@ -258,13 +258,10 @@ def search(wk: WebKit, term: str) -> str:
     """Type ``term`` into the search box key by key (the driver focuses it first), and
     wait for the status line it ends on ("3 results", "No results", ...)."""
     wk.type("#rb-search", term)
-    return str(poll(lambda: _settled(wk.evaluate(
+    return str(poll(lambda: settled(wk.evaluate(
         "document.getElementById('rb-search-status').textContent")), timeout=10,
         what="the search status"))
 
-
-def _settled(status: str | None) -> str:
-    return "" if not status or status.startswith("Loading") else status.strip()
 
 
 def visit_inert(site: Path, pages: list[str], *, search_on: tuple[str, ...] = (),

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_util import READS_ANOTHER_FILE, poll
+from browser_util import READS_ANOTHER_FILE, check_edge_fades
 from firefox_util import firefox, search, visit_inert
 from fixtures.hostile import HostileBundle
 from site_helpers import BuiltSite, html_pages
@@ -105,18 +105,7 @@ def test_a_wide_table_fades_at_its_edge_in_firefox(site_of: Callable[[str], Buil
     built = site_of("air-quality")
     with firefox(width=1200) as ff:
         ff.goto((built.site / "audit" / "reused-in-manuscript.html").as_uri())
-        marked = poll(lambda: ff.evaluate(
-            "Array.from(document.querySelectorAll('[data-rb-more]'))"
-            ".map(e => [e.dataset.rbMore, getComputedStyle(e).maskImage])"),
-            what="a block marked as going on")
-        assert marked and all(more == "right" and mask.startswith("linear-gradient")
-                              for more, mask in marked), marked
-        # scrolled to its end, the first one fades at its left edge instead
-        ff.evaluate("(() => { const e = document.querySelector('[data-rb-more]');"
-                    " e.scrollLeft = e.scrollWidth; return e.scrollLeft })()")
-        poll(lambda: ff.evaluate("document.querySelector('[data-rb-scroll]')"
-                                 ".getAttribute('data-rb-more')") == "left",
-             what="the fade to move to the left edge")
+        check_edge_fades(ff.evaluate)
         assert ff.goto("about:blank").problems() == []
 
 

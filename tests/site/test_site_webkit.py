@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_util import READS_ANOTHER_FILE, poll
+from browser_util import READS_ANOTHER_FILE, check_edge_fades
 from fixtures.hostile import HostileBundle
 from site_helpers import BuiltSite, html_pages
 from webkit_util import search, visit_inert, webkit
@@ -107,19 +107,7 @@ def test_a_wide_table_fades_at_its_edge_in_webkit(site_of: Callable[[str], Built
     built = site_of("air-quality")
     with webkit(width=1200) as wk:
         wk.goto((built.site / "audit" / "reused-in-manuscript.html").as_uri())
-        marked = poll(lambda: wk.evaluate(
-            "Array.from(document.querySelectorAll('[data-rb-more]'))"
-            ".map(e => [e.dataset.rbMore, getComputedStyle(e).maskImage"
-            " || getComputedStyle(e).webkitMaskImage])"),
-            what="a block marked as going on")
-        assert marked and all(more == "right" and mask.startswith("linear-gradient")
-                              for more, mask in marked), marked
-        # scrolled to its end, the first one fades at its left edge instead
-        wk.evaluate("(() => { const e = document.querySelector('[data-rb-more]');"
-                    " e.scrollLeft = e.scrollWidth; return e.scrollLeft })()")
-        poll(lambda: wk.evaluate("document.querySelector('[data-rb-scroll]')"
-                                 ".getAttribute('data-rb-more')") == "left",
-             what="the fade to move to the left edge")
+        check_edge_fades(wk.evaluate)
 
 
 def _searched(found: dict[str, list[str]]) -> None:
