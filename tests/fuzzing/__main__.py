@@ -3,7 +3,7 @@
     PYTHONPATH=tests .venv/bin/python -m fuzzing raw --runs 600 --bundle multi-agent-paper
     PYTHONPATH=tests .venv/bin/python -m fuzzing all --runs 200 --seed 7
     PYTHONPATH=tests .venv/bin/python -m fuzzing render --runs 40 --browser 2
-    PYTHONPATH=tests .venv/bin/python -m fuzzing render --runs 20 --browser 2 --firefox
+    PYTHONPATH=tests .venv/bin/python -m fuzzing render --runs 20 --browser 2 --firefox --webkit
 
 Inputs that broke it are kept under ``--work``/CAMPAIGN/keep/finding-N.
 """
@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from fuzzing.campaigns import CAMPAIGNS
+from fuzzing.campaigns import CAMPAIGNS, OTHER_BROWSERS
 
 #: The campaigns whose sites ``--browser`` loads (incremental compares bytes with a cold
 #: build, whose site render already covers).
@@ -38,9 +38,12 @@ def main(argv: list[str] | None = None) -> int:
                          "Chromium (0: none)")
     ap.add_argument("--firefox", action="store_true",
                     help="with --browser: load those sites in Firefox ESR too")
+    ap.add_argument("--webkit", action="store_true",
+                    help="with --browser: load those sites in WebKit (WebKitGTK) too")
     args = ap.parse_args(argv)
-    if args.firefox and not args.browser:
-        ap.error("--firefox needs --browser N")
+    also = tuple(name for name in ("firefox", "webkit") if getattr(args, name))
+    if also and not args.browser:
+        ap.error(f"--{also[0]} needs --browser N")
     names = list(CAMPAIGNS) if args.campaign == "all" else [args.campaign]
     findings = 0
     for name in names:
@@ -48,10 +51,10 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir(parents=True)
         started = time.perf_counter()
-        extra: dict[str, Any] = {"browser_every": args.browser, "firefox": args.firefox} \
+        extra: dict[str, Any] = {"browser_every": args.browser, "also": also} \
             if name in BROWSED and args.browser else {}
         tally = CAMPAIGNS[name](args.seed, args.runs, args.bundle, work, **extra)
-        where = "Chromium and Firefox" if args.firefox else "Chromium"
+        where = " and ".join(["Chromium", *(OTHER_BROWSERS[n][0] for n in also)])
         browsed = f", {tally.browsed} in {where}" if tally.browsed else ""
         print(f"{name}: {args.runs} runs in {time.perf_counter() - started:.0f} s, outcomes "
               f"{dict(sorted(tally.counts.items()))}{browsed}, {len(tally.findings)} finding(s)")

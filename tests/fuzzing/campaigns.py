@@ -21,8 +21,8 @@ breaks bundles one way and holds every outcome to that contract:
 
 With ``--browser N``, every Nth site that ``raw``, ``archive`` and ``render``
 write (for an invalid bundle too) is also loaded in Chromium, page by page,
-with its CSP and without (:func:`judge_browser`); ``--firefox`` loads those
-sites in Firefox too.
+with its CSP and without (:func:`judge_browser`); ``--firefox`` and ``--webkit``
+load those sites in Firefox and in WebKit (Safari's engine) too.
 
 The campaigns found: a linked ``events.jsonl`` copied into the site, a missing
 one failing with RB900, a corrupt deflate stream in an archive failing with
@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import io
 import json
 import os
@@ -141,12 +142,13 @@ def judge_site(site: Path) -> str | None:
 SEARCH_TERM = "alert"
 
 
-def judge_browser(site: Path, *, firefox: bool = False) -> str | None:
+def judge_browser(site: Path, *, also: tuple[str, ...] = ()) -> str | None:
     """A built site in Chromium, every page from file://: with its CSP, and again
-    without it (escaping alone must hold); with ``firefox``, in Firefox as well (with
-    the CSP).  Every hostile script the campaign puts in a bundle calls ``alert``: no
-    dialog may open, nor a page error (a value that breaks ``site.js``), a request off
-    file://, or, with the CSP, a console error.  Search runs on the overview and must
+    without it (escaping alone must hold); then in each browser of ``also``
+    (``"firefox"``, ``"webkit"``) with the CSP.  Every hostile script the campaign
+    puts in a bundle calls ``alert``: no dialog may open, nor a page error (a value
+    that breaks ``site.js``), a request off file://, or, with the CSP, a console
+    error (where the browser reports them).  Search runs on the overview and must
     answer."""
     from browser_util import visit_inert
 
@@ -162,8 +164,8 @@ def judge_browser(site: Path, *, firefox: bool = False) -> str | None:
         problems = _problems(found, ("flags", "dialogs", "page errors") if bypass else None)
         if problems:
             said.append(f"in Chromium{' without the CSP' if bypass else ''}: {problems}")
-    if firefox:
-        said += _in_firefox(site, pages)
+    for name in also:
+        said += _in_other(name, site, pages)
     return "; ".join(said) or None
 
 
@@ -179,28 +181,32 @@ def _problems(found: dict[str, list[str]], kinds: tuple[str, ...] | None = None
     return problems
 
 
-def _in_firefox(site: Path, pages: list[str]) -> list[str]:
-    import firefox_util
+#: The other browsers a campaign can load its sites in: name -> (shown as, helper module).
+OTHER_BROWSERS = {"firefox": ("Firefox", "firefox_util"), "webkit": ("WebKit", "webkit_util")}
 
+
+def _in_other(name: str, site: Path, pages: list[str]) -> list[str]:
+    shown, module = OTHER_BROWSERS[name]
+    visit = importlib.import_module(module).visit_inert
     try:
-        found = firefox_util.visit_inert(site, pages, search_on=("index.html",),
-                                         term=SEARCH_TERM, settle_ms=50)
+        found = visit(site, pages, search_on=("index.html",), term=SEARCH_TERM, settle_ms=50)
     except Exception as exc:
-        return [f"in Firefox: {type(exc).__name__}: {str(exc)[:500]}"]
+        return [f"in {shown}: {type(exc).__name__}: {str(exc)[:500]}"]
     problems = _problems(found)
-    return [f"in Firefox: {problems}"] if problems else []
+    return [f"in {shown}: {problems}"] if problems else []
 
 
-def _browse(tally: Tally, site: Path, every: int, firefox: bool) -> str | None:
+def _browse(tally: Tally, site: Path, every: int, also: tuple[str, ...]) -> str | None:
     """Every ``every``-th site written (0: none), valid bundle's or not, in Chromium
-    (and Firefox: :func:`judge_browser`, about 0.1 s a page); the others are not opened."""
+    (and the browsers of ``also``: :func:`judge_browser`, about 0.1 s a page); the
+    others are not opened."""
     if not every or not (site / "index.html").is_file():
         return None
     tally.built += 1
     if tally.built % every:
         return None
     tally.browsed += 1
-    return judge_browser(site, firefox=firefox)
+    return judge_browser(site, also=also)
 
 
 def judge_outside(site: Path, outside: Path) -> str | None:
@@ -230,7 +236,7 @@ def _build_args(bundle: Path, site: Path) -> list[str]:
 
 # ------------------------------------------------------------------ campaigns
 def raw(seed: int, runs: int, bundle: str, work: Path, *, build_every: int = 4,
-        browser_every: int = 0, firefox: bool = False) -> Tally:
+        browser_every: int = 0, also: tuple[str, ...] = ()) -> Tally:
     rng, tally = random.Random(seed), Tally()
     b, site = work / "bundle", work / "site"
     for i in range(runs):
@@ -242,7 +248,7 @@ def raw(seed: int, runs: int, bundle: str, work: Path, *, build_every: int = 4,
         shutil.rmtree(site, ignore_errors=True)
         rc, err = run_cli(*args)
         found = (judge(rc, err) or judge_outside(site, work / "outside") or judge_site(site)
-                 or _browse(tally, site, browser_every, firefox))
+                 or _browse(tally, site, browser_every, also))
         if found:
             _keep(tally, f"raw {args[0]} after {what}: {found}", work / "keep", b)
         tally.add(str(rc))
@@ -250,7 +256,7 @@ def raw(seed: int, runs: int, bundle: str, work: Path, *, build_every: int = 4,
 
 
 def archive(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int = 0,
-            firefox: bool = False) -> Tally:
+            also: tuple[str, ...] = ()) -> Tally:
     rng, tally = random.Random(seed), Tally()
     work.mkdir(parents=True, exist_ok=True)
     packed = _packed(EXAMPLES / bundle, work)
@@ -263,7 +269,7 @@ def archive(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int
         shutil.rmtree(work / "site", ignore_errors=True)
         rc, err = run_cli(*args)
         found = judge(rc, err) or judge_site(work / "site") or _browse(
-            tally, work / "site", browser_every, firefox)
+            tally, work / "site", browser_every, also)
         if found:
             _keep(tally, f"archive {args[0]} of {name}: {found}", work / "keep", path)
         tally.add(str(rc))
@@ -360,7 +366,7 @@ class Source:
 
 
 def render(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int = 0,
-           firefox: bool = False) -> Tally:
+           also: tuple[str, ...] = ()) -> Tally:
     """Hostile variants built (and every ``browser_every``-th site loaded in Chromium)."""
     rng, tally, src = random.Random(seed), Tally(), Source(bundle)
     b, site = work / "bundle", work / "site"
@@ -371,7 +377,7 @@ def render(seed: int, runs: int, bundle: str, work: Path, *, browser_every: int 
         shutil.rmtree(site, ignore_errors=True)
         rc, err = run_cli(*_build_args(b, site))
         found = judge(rc, err) or judge_site(site) or _browse(tally, site, browser_every,
-                                                              firefox)
+                                                              also)
         if found:
             _keep(tally, f"render: {found}", work / "keep", b)
         tally.add(str(rc))

@@ -196,8 +196,8 @@ def test_the_browser_judge_sees_a_script_run_a_request_and_a_broken_search(
 
 
 @pytest.mark.browser
-def test_a_render_sample_is_inert_in_firefox_too(tmp_path: Path) -> None:
-    tally = campaigns.render(8, 1, SMALL, tmp_path, browser_every=1, firefox=True)
+def test_a_render_sample_is_inert_in_firefox_and_webkit_too(tmp_path: Path) -> None:
+    tally = campaigns.render(8, 1, SMALL, tmp_path, browser_every=1, also=("firefox", "webkit"))
     assert (tally.findings, tally.browsed) == ([], 1), tally
 
 
@@ -205,16 +205,32 @@ def test_a_render_sample_is_inert_in_firefox_too(tmp_path: Path) -> None:
 def test_the_firefox_pass_sees_a_request_and_a_script_error(tmp_path: Path) -> None:
     site = tmp_path / "site"
     _two_page_site(site)
-    assert judge_browser(site, firefox=True) is None
+    assert judge_browser(site, also=("firefox",)) is None
     page = site / "claims" / "index.html"
     page.write_text(page.read_text(encoding="utf-8").replace(
         'http-equiv="Content-Security-Policy"', 'name="x"').replace(
         "<h1", '<img src="http://beacon.invalid/x.png"><script src="../bad.js"></script><h1',
         1), encoding="utf-8")
     (site / "bad.js").write_bytes(b"undefinedFunction();\n")
-    found = str(judge_browser(site, firefox=True))
+    found = str(judge_browser(site, also=("firefox",)))
     _, _, firefox = found.partition("in Firefox: ")
     assert "beacon.invalid/x.png" in firefox and "undefinedFunction" in firefox, found
+
+
+@pytest.mark.browser
+def test_the_webkit_pass_sees_a_request_and_a_dialog(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    _two_page_site(site)
+    assert judge_browser(site, also=("webkit",)) is None
+    page = site / "claims" / "index.html"
+    page.write_text(page.read_text(encoding="utf-8").replace(
+        'http-equiv="Content-Security-Policy"', 'name="x"').replace(
+        "<h1", '<img src="http://beacon.invalid/x.png"><script src="../bad.js"></script><h1',
+        1), encoding="utf-8")
+    (site / "bad.js").write_bytes(b"alert('from bad.js');\n")
+    found = str(judge_browser(site, also=("webkit",)))
+    _, _, webkit = found.partition("in WebKit: ")
+    assert "beacon.invalid/x.png" in webkit and "from bad.js" in webkit, found
 
 
 def test_the_outside_judge_sees_a_linked_file_copied(tmp_path: Path) -> None:
