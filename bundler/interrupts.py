@@ -9,6 +9,12 @@ so rather than hunt them, :func:`recorded` notes the signal as well as raising i
 the one irreversible step of a build (swapping the new site in, see
 :mod:`bundler.output.writer`) calls :func:`check` first.
 
+That step itself is two renames, and a ``KeyboardInterrupt`` between them would leave
+no site at all (the previous one renamed aside, the new one dropped).  So it starts
+with :func:`point_of_no_return`: from there Ctrl-C is only noted, the build finishes
+(the swap, then its cache records) and exits 0, as a build that ended a moment before
+the key was pressed does.  Exit 130 always means the previous site is untouched.
+
 Only the command line installs the handler: a program that embeds the library keeps
 its own SIGINT handling, and :func:`check` never raises for it.
 """
@@ -24,17 +30,19 @@ from types import FrameType
 from typing import Any
 
 _seen = False
+_too_late = False
 
 
 def requested() -> bool:
     """Whether Ctrl-C came while :func:`recorded` was active, even if its exception
-    was lost."""
-    return _seen
+    was lost, and before :func:`point_of_no_return`."""
+    return _seen and not _too_late
 
 
 def check() -> None:
-    """Raise ``KeyboardInterrupt`` if Ctrl-C came, wherever its own exception went."""
-    if _seen:
+    """Raise ``KeyboardInterrupt`` if Ctrl-C came, wherever its own exception went
+    (never after :func:`point_of_no_return`)."""
+    if requested():
         raise KeyboardInterrupt
 
 
@@ -42,6 +50,34 @@ def _on_sigint(signum: int, frame: FrameType | None) -> None:
     global _seen
     _seen = True
     raise KeyboardInterrupt
+
+
+def _note_only(signum: int, frame: FrameType | None) -> None:
+    global _seen
+    _seen = True
+
+
+def point_of_no_return() -> None:
+    """Stop here if Ctrl-C came; from here on, it is too late: Ctrl-C no longer raises
+    and :func:`check` no longer stops the build.
+
+    The handler changes first, so a Ctrl-C that lands before it raises, one that lands
+    between the two is noted and raised by the check, and one after is too late.
+    Without :func:`recorded`'s handler (a program embedding the library, a worker
+    thread) nothing changes."""
+    global _too_late
+    ours = threading.current_thread() is threading.main_thread() and \
+        signal.getsignal(signal.SIGINT) is _on_sigint
+    if ours:
+        signal.signal(signal.SIGINT, _note_only)
+    try:
+        check()
+    except KeyboardInterrupt:
+        if ours:
+            signal.signal(signal.SIGINT, _on_sigint)
+        raise
+    if ours:
+        _too_late = True
 
 
 def _drop_recorded_interrupts(hook: Any) -> Any:
@@ -63,12 +99,12 @@ def recorded() -> Iterator[None]:
     Nothing changes where Python would not raise either: outside the main thread, or
     when SIGINT is ignored (a job started in the background by a non-interactive
     shell, or under ``nohup``)."""
-    global _seen
+    global _seen, _too_late
     if threading.current_thread() is not threading.main_thread() or \
             signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
         yield
         return
-    _seen = False
+    _seen = _too_late = False
     hook = sys.unraisablehook
     previous = signal.signal(signal.SIGINT, _on_sigint)
     sys.unraisablehook = _drop_recorded_interrupts(hook)
@@ -77,7 +113,7 @@ def recorded() -> Iterator[None]:
     finally:
         signal.signal(signal.SIGINT, previous)
         sys.unraisablehook = hook
-        _seen = False
+        _seen = _too_late = False
 
 
 # ------------------------------------------------------------------ worker processes
@@ -114,4 +150,5 @@ def busy() -> Iterator[None]:
         _busy = False
 
 
-__all__ = ["busy", "check", "quiet_while_idle", "recorded", "requested"]
+__all__ = ["busy", "check", "point_of_no_return", "quiet_while_idle", "recorded",
+           "requested"]

@@ -15,6 +15,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import pytest
+from browser_util import poll
 from fixtures.builders import make_valid_bundle
 
 from bundler import interrupts
@@ -193,3 +194,64 @@ def test_a_render_worker_ignores_ctrl_c_while_idle_and_not_while_busy(
         with pytest.raises(KeyboardInterrupt):
             pool.submit(_interrupted_while_busy).result(timeout=4)
     assert "Traceback" not in capfd.readouterr().err
+
+
+def _busy_python() -> None:
+    for _ in range(10_000):     # Python code: where a handler gets to run
+        pass
+
+
+def test_ctrl_c_after_the_point_of_no_return_is_too_late() -> None:
+    with interrupts.recorded():
+        interrupts.point_of_no_return()
+        os.kill(os.getpid(), signal.SIGINT)
+        _busy_python()                      # no KeyboardInterrupt
+        assert not interrupts.requested()
+        interrupts.check()
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    with interrupts.recorded(), pytest.raises(KeyboardInterrupt):   # the next run starts over
+        os.kill(os.getpid(), signal.SIGINT)
+        _busy_python()
+
+
+def test_a_ctrl_c_that_came_before_stops_at_the_point_of_no_return() -> None:
+    with interrupts.recorded():
+        _lose_a_ctrl_c()
+        with pytest.raises(KeyboardInterrupt):
+            interrupts.point_of_no_return()
+        with pytest.raises(KeyboardInterrupt):      # Ctrl-C raises again, as before
+            os.kill(os.getpid(), signal.SIGINT)
+            _busy_python()
+
+
+def test_ctrl_c_between_the_two_renames_of_the_swap_keeps_a_site(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The swap renames the previous site aside, then the new one into place.  Ctrl-C
+    between the two used to leave no site at all (the new one dropped with the
+    staging folder, the previous one aside, to be deleted by the next build) and exit
+    130.  Now it is too late to stop: the new site is in place and the build exits 0,
+    as one that ended a moment before the key was pressed."""
+    built = make_valid_bundle(tmp_path / "bundle")
+    site = tmp_path / "site"
+    argv = ["build", str(built.path), "-o", str(site), "-q", "-j", "1", "--no-cache"]
+    assert main(argv) == 0
+    (site / "previous").write_text("the site before", encoding="utf-8")
+    capsys.readouterr()
+    replace = os.replace
+    renames: list[str] = []
+
+    def replace_then_ctrl_c(src: Path, dst: Path) -> None:
+        replace(src, dst)
+        renames.append(Path(dst).name)
+        if len(renames) == 1:               # the previous site is aside now
+            os.kill(os.getpid(), signal.SIGINT)
+            _busy_python()
+
+    monkeypatch.setattr(writer.os, "replace", replace_then_ctrl_c)
+    assert main(argv) == 0
+    assert len(renames) == 2 and renames[1] == "site", renames
+    assert capsys.readouterr().err == ""
+    assert (site / "index.html").is_file() and not (site / "previous").exists()
+    poll(lambda: sorted(p.name for p in tmp_path.iterdir()) == ["bundle", "site"],
+         timeout=30, what="the previous site's detached removal")

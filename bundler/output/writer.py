@@ -188,7 +188,9 @@ class SiteWriter:
                         "replaces it entirely.\n")
         if self.before_commit is not None:
             self.before_commit()
-        interrupts.check()      # the point of no return: a lost Ctrl-C stops here
+        # a Ctrl-C that came (its exception lost or not) stops the build here, the
+        # previous site untouched; one from here on is too late: the swap completes
+        interrupts.point_of_no_return()
         backup = self.target.parent / (f".{self.target.name}.previous-{os.getpid()}-"
                                        f"{time.monotonic_ns()}")
         try:
