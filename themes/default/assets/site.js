@@ -44,7 +44,11 @@
       if (window.location.protocol === "file:") {
         /* what Firefox shares between file:// pages (theme-init.js); never sent
            anywhere: a file:// page makes no request that carries it */
-        doc.cookie = STORE_KEY + "=" + next + "; path=/; max-age=31536000; SameSite=Strict";
+        try {
+          doc.cookie = STORE_KEY + "=" + next + "; path=/; max-age=31536000; SameSite=Strict";
+        } catch (e) {
+          /* cookies refused to this page: storage alone */
+        }
       }
       syncToggle(button);
     });

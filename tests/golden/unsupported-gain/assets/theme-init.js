@@ -10,8 +10,12 @@
   root.className += (root.className ? " " : "") + "js";
   var stored = null;
   if (window.location.protocol === "file:") {
-    var found = /(?:^|;\s*)rb-theme=(light|dark)(?:;|$)/.exec(document.cookie || "");
-    if (found) stored = found[1];
+    try {
+      var found = /(?:^|;\s*)rb-theme=(light|dark)(?:;|$)/.exec(document.cookie || "");
+      if (found) stored = found[1];
+    } catch (e) {
+      /* cookies refused to this page (an opaque origin): storage below */
+    }
   }
   if (stored === null) {
     try {
