@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from browser_util import READS_ANOTHER_FILE, check_edge_fades
 from fixtures.hostile import HostileBundle
-from site_helpers import BuiltSite, html_pages
+from site_helpers import BuiltSite, html_pages, without_csp
 from webkit_util import search, visit_inert, webkit
 
 from bundler.model.events import ClaimEvent
@@ -30,7 +29,6 @@ from bundler.render.urls import claim_href
 pytestmark = pytest.mark.browser
 
 SEARCH_ON = ("index.html", "claims/index.html")
-_CSP_META = re.compile(r'<meta http-equiv="Content-Security-Policy" content="[^"]*">')
 
 
 def _claims(built: BuiltSite) -> list[ClaimEvent]:
@@ -134,13 +132,7 @@ def test_hostile_site_is_inert_in_webkit_without_its_csp(
     escaping, stops its scripts), and the first pass holds the CSP to refusing it."""
     _, built = hostile
     site = tmp_path / "site"
-    shutil.copytree(built.site, site)
-    pages = html_pages(site)
-    for rel in pages:
-        path = site / rel
-        text, n = _CSP_META.subn("", path.read_text(encoding="utf-8"))
-        assert n == 1, rel
-        path.write_text(text, encoding="utf-8")
+    pages = without_csp(built.site, site)
     found = visit_inert(site, pages, search_on=SEARCH_ON)
     _searched(found)
     assert (found["flags"], found["dialogs"]) == ([], []), json.dumps(found, indent=1)[:4000]
