@@ -201,36 +201,25 @@ def test_a_render_sample_is_inert_in_firefox_and_webkit_too(tmp_path: Path) -> N
     assert (tally.findings, tally.browsed) == ([], 1), tally
 
 
+@pytest.mark.parametrize(("browser", "shown", "script", "said"), [
+    ("firefox", "Firefox", b"undefinedFunction();\n", "undefinedFunction"),  # a script error
+    ("webkit", "WebKit", b"alert('from bad.js');\n", "from bad.js"),         # a dialog
+])
 @pytest.mark.browser
-def test_the_firefox_pass_sees_a_request_and_a_script_error(tmp_path: Path) -> None:
+def test_the_other_browsers_pass_sees_a_request_and_what_a_script_did(
+        tmp_path: Path, browser: str, shown: str, script: bytes, said: str) -> None:
     site = tmp_path / "site"
     _two_page_site(site)
-    assert judge_browser(site, also=("firefox",)) is None
+    assert judge_browser(site, also=(browser,)) is None
     page = site / "claims" / "index.html"
     page.write_text(page.read_text(encoding="utf-8").replace(
         'http-equiv="Content-Security-Policy"', 'name="x"').replace(
         "<h1", '<img src="http://beacon.invalid/x.png"><script src="../bad.js"></script><h1',
         1), encoding="utf-8")
-    (site / "bad.js").write_bytes(b"undefinedFunction();\n")
-    found = str(judge_browser(site, also=("firefox",)))
-    _, _, firefox = found.partition("in Firefox: ")
-    assert "beacon.invalid/x.png" in firefox and "undefinedFunction" in firefox, found
-
-
-@pytest.mark.browser
-def test_the_webkit_pass_sees_a_request_and_a_dialog(tmp_path: Path) -> None:
-    site = tmp_path / "site"
-    _two_page_site(site)
-    assert judge_browser(site, also=("webkit",)) is None
-    page = site / "claims" / "index.html"
-    page.write_text(page.read_text(encoding="utf-8").replace(
-        'http-equiv="Content-Security-Policy"', 'name="x"').replace(
-        "<h1", '<img src="http://beacon.invalid/x.png"><script src="../bad.js"></script><h1',
-        1), encoding="utf-8")
-    (site / "bad.js").write_bytes(b"alert('from bad.js');\n")
-    found = str(judge_browser(site, also=("webkit",)))
-    _, _, webkit = found.partition("in WebKit: ")
-    assert "beacon.invalid/x.png" in webkit and "from bad.js" in webkit, found
+    (site / "bad.js").write_bytes(script)
+    found = str(judge_browser(site, also=(browser,)))
+    _, _, there = found.partition(f"in {shown}: ")
+    assert "beacon.invalid/x.png" in there and said in there, found
 
 
 def test_the_outside_judge_sees_a_linked_file_copied(tmp_path: Path) -> None:
