@@ -66,18 +66,17 @@ def point_of_no_return() -> None:
     Without :func:`recorded`'s handler (a program embedding the library, a worker
     thread) nothing changes."""
     global _too_late
-    ours = threading.current_thread() is threading.main_thread() and \
-        signal.getsignal(signal.SIGINT) is _on_sigint
-    if ours:
-        signal.signal(signal.SIGINT, _note_only)
+    if threading.current_thread() is not threading.main_thread() or \
+            signal.getsignal(signal.SIGINT) is not _on_sigint:
+        check()
+        return
+    signal.signal(signal.SIGINT, _note_only)
     try:
         check()
     except KeyboardInterrupt:
-        if ours:
-            signal.signal(signal.SIGINT, _on_sigint)
+        signal.signal(signal.SIGINT, _on_sigint)
         raise
-    if ours:
-        _too_late = True
+    _too_late = True
 
 
 def _drop_recorded_interrupts(hook: Any) -> Any:

@@ -15,6 +15,7 @@ Why these helpers exist:
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -229,6 +230,19 @@ def _search(page: Any, term: str) -> str:
                   timeout=10, what="the search status")
     page.keyboard.press("ArrowDown")
     return status
+
+
+#: The search status of a page that found something ("index.html: 3 results").
+_FOUND = re.compile(r": [1-9][0-9]* results?\b")
+
+
+def pop_searches(found: dict[str, list[str]], search_on: tuple[str, ...]) -> None:
+    """Take the ``searches`` out of a :func:`visit_inert` record, holding each page of
+    ``search_on`` to having found something: the hostile claims, whose titles
+    ``site.js`` then put in the page (the DOM injection to rule out)."""
+    searches = found.pop("searches")
+    assert len(searches) == len(search_on) and all(
+        _FOUND.search(s) for s in searches), searches
 
 
 def settled(status: str | None) -> str:

@@ -19,12 +19,14 @@ Import as ``from webkit_util import ...`` (``tests/`` is on ``sys.path``).
 from __future__ import annotations
 
 import base64
+import contextlib
 import http.server
 import json
 import os
 import shutil
 import socket
 import subprocess
+import tempfile
 import threading
 import time
 import urllib.error
@@ -218,9 +220,11 @@ def webkit(*, dark: bool = False, width: int = 1200, height: int = 900) -> Itera
     ``dark``: the GTK theme's dark variant, which WebKitGTK reports to pages as
     ``prefers-color-scheme: dark``."""
     require_webkit()
-    home = Path(os.environ.get("TMPDIR", "/tmp")) / f"rb-webkit-{os.getpid()}-{time.time_ns()}"
-    home.mkdir()
-    with _display() as display, _recording_proxy() as (proxy, requests):
+    home = Path(tempfile.mkdtemp(prefix="rb-webkit-"))
+    with contextlib.ExitStack() as stack:
+        stack.callback(shutil.rmtree, home, ignore_errors=True)
+        display = stack.enter_context(_display())
+        proxy, requests = stack.enter_context(_recording_proxy())
         env = {**os.environ, "DISPLAY": display, "HOME": str(home),
                "XDG_DATA_HOME": str(home / "data"), "XDG_CACHE_HOME": str(home / "cache"),
                "XDG_CONFIG_HOME": str(home / "config"), "NO_AT_BRIDGE": "1",
@@ -228,18 +232,13 @@ def webkit(*, dark: bool = False, width: int = 1200, height: int = 900) -> Itera
         port = _free_port()
         driver = subprocess.Popen([str(DRIVER), f"--port={port}"], env=env,
                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        try:
-            _wait_listening(port)
-            browser = WebKit(port, proxy, requests)
-            try:
-                browser.set_window(width, height)
-                yield browser
-            finally:
-                browser.close()
-        finally:
-            driver.terminate()
-            driver.wait(timeout=20)
-            shutil.rmtree(home, ignore_errors=True)
+        stack.callback(driver.wait, timeout=20)
+        stack.callback(driver.terminate)
+        _wait_listening(port)
+        browser = WebKit(port, proxy, requests)
+        stack.callback(browser.close)
+        browser.set_window(width, height)
+        yield browser
 
 
 def _wait_listening(port: int, timeout: float = 30) -> None:

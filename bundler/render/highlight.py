@@ -56,6 +56,9 @@ JSON_LINES_TYPES = frozenset({"application/x-ndjson", "application/jsonl",
                               "application/x-jsonlines", "application/jsonlines",
                               "application/json-seq"})
 JSON_LINES_SUFFIXES = (".jsonl", ".ndjson", ".jsonlines")
+#: A row with its newline, or the last one without: split on newlines only, so U+2028
+#: and the like stay where they are.
+_ROW = re.compile(r"[^\n]*\n|[^\n]+\Z")
 
 #: Extra media types Pygments does not know under these names.
 _MIME_ALIASES = {
@@ -215,10 +218,8 @@ def highlight_code(text: str, filename: str | None, media_type: str) -> Markup:
     formatter = HtmlFormatter(cssclass=CSS_CLASS, nowrap=False, noclasses=False)
     lexer = pick_lexer(filename, media_type)
     if isinstance(lexer, JsonLexer) and is_json_lines(filename, media_type) and text:
-        lines = text.split("\n")      # on newlines only: U+2028 and the like stay put
         tokens = itertools.chain.from_iterable(
-            lexer.get_tokens(line + "\n" if i < len(lines) - 1 else line)
-            for i, line in enumerate(lines) if line or i < len(lines) - 1)
+            lexer.get_tokens(row) for row in _ROW.findall(text))
     else:
         tokens = lexer.get_tokens(text)
     return Markup(format_tokens(tokens, formatter))

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_util import READS_ANOTHER_FILE, check_edge_fades
+from browser_util import READS_ANOTHER_FILE, check_edge_fades, pop_searches
 from firefox_util import firefox, search, visit_inert
 from fixtures.hostile import HostileBundle
 from site_helpers import BuiltSite, html_pages, without_csp
@@ -133,11 +133,8 @@ def test_hostile_site_is_inert_in_firefox(hostile: tuple[HostileBundle, BuiltSit
     preview, where refusing the payload is the point."""
     _, built = hostile
     found = visit_inert(built.site, html_pages(built.site), search_on=SEARCH_ON, term="pwned")
-    searches = found.pop("searches")
+    pop_searches(found, SEARCH_ON)
     assert {k: v for k, v in found.items() if v} == {}, json.dumps(found, indent=1)[:4000]
-    # the hostile claims are found, so site.js put their titles in the page
-    assert len(searches) == len(SEARCH_ON) and all(
-        re.search(r": [1-9][0-9]* results?\b", s) for s in searches), searches
 
 
 def test_hostile_site_is_inert_in_firefox_without_its_csp(
@@ -150,9 +147,7 @@ def test_hostile_site_is_inert_in_firefox_without_its_csp(
     site = tmp_path / "site"
     found = visit_inert(site, without_csp(built.site, site), search_on=SEARCH_ON,
                         term="pwned")
-    searches = found.pop("searches")
-    assert len(searches) == len(SEARCH_ON) and all(
-        re.search(r": [1-9][0-9]* results?\b", s) for s in searches), searches
+    pop_searches(found, SEARCH_ON)
     assert (found["flags"], found["dialogs"]) == ([], []), json.dumps(found, indent=1)[:4000]
 
 

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_util import READS_ANOTHER_FILE, check_edge_fades
+from browser_util import READS_ANOTHER_FILE, check_edge_fades, pop_searches
 from fixtures.hostile import HostileBundle
 from site_helpers import BuiltSite, html_pages, without_csp
 from webkit_util import search, visit_inert, webkit
@@ -108,19 +108,12 @@ def test_a_wide_table_fades_at_its_edge_in_webkit(site_of: Callable[[str], Built
         check_edge_fades(wk.evaluate)
 
 
-def _searched(found: dict[str, list[str]]) -> None:
-    """The hostile claims are found, so site.js put their titles in the page."""
-    searches = found.pop("searches")
-    assert len(searches) == len(SEARCH_ON) and all(
-        re.search(r": [1-9][0-9]* results?\b", s) for s in searches), searches
-
-
 def test_hostile_site_is_inert_in_webkit(hostile: tuple[HostileBundle, BuiltSite]) -> None:
     """As shipped (the page CSP on): no attack string runs, opens a dialog or makes a
     request, in the page or any frame."""
     _, built = hostile
     found = visit_inert(built.site, html_pages(built.site), search_on=SEARCH_ON)
-    _searched(found)
+    pop_searches(found, SEARCH_ON)
     assert {k: v for k, v in found.items() if v} == {}, json.dumps(found, indent=1)[:4000]
 
 
@@ -134,7 +127,7 @@ def test_hostile_site_is_inert_in_webkit_without_its_csp(
     site = tmp_path / "site"
     pages = without_csp(built.site, site)
     found = visit_inert(site, pages, search_on=SEARCH_ON)
-    _searched(found)
+    pop_searches(found, SEARCH_ON)
     assert (found["flags"], found["dialogs"]) == ([], []), json.dumps(found, indent=1)[:4000]
 
 
