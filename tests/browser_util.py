@@ -16,7 +16,9 @@ Why these helpers exist:
 from __future__ import annotations
 
 import re
+import shutil
 import time
+import urllib.parse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -265,3 +267,45 @@ def check_edge_fades(evaluate: Callable[[str], Any]) -> None:
     poll(lambda: evaluate("document.querySelector('[data-rb-scroll]')"
                           ".getAttribute('data-rb-more')") == "left",
          what="the fade to move to the left edge")
+
+
+THEME_JS = "document.documentElement.getAttribute('data-theme')"
+
+
+def theme_key(site: Path) -> str:
+    """The storage key of a file:// site's light/dark choice (theme-init.js): named
+    after the site's folder, as the browser spells its URL path."""
+    return "rb-theme:" + urllib.parse.urlsplit(site.as_uri()).path.rstrip("/") + "/"
+
+
+def check_theme_stays_with_its_site(goto: Callable[[str], Any], evaluate: Callable[[str], Any],
+                                    click: Callable[[str], Any], site: Path, tmp: Path) -> None:
+    """On file://, with the system light: a dark choice made in one copy of ``site`` holds
+    on its pages, in another folder too, but not in a second copy beside it, and other
+    local files see no cookie of it.  Last, a copy whose URL holds a ``;``, which would
+    end the cookie's path attribute, still keeps its choice from page to page."""
+    copies = {name: tmp / name for name in ("a", "b")}
+    for copy in copies.values():
+        shutil.copytree(site, copy)
+    (tmp / "note.html").write_text("<p>another local file</p>", encoding="utf-8")
+    goto((copies["a"] / "index.html").as_uri())
+    assert evaluate(THEME_JS) is None
+    click("#rb-theme-toggle")
+    assert (evaluate(THEME_JS), evaluate(f"localStorage.getItem('{theme_key(copies['a'])}')")) \
+        == ("dark", "dark")
+    goto((copies["a"] / "claims" / "index.html").as_uri())
+    assert evaluate(THEME_JS) == "dark"
+    for page in ("index.html", "claims/index.html"):
+        goto((copies["b"] / page).as_uri())
+        assert evaluate(THEME_JS) is None, f"the other site's {page} took this site's choice"
+    goto((tmp / "note.html").as_uri())
+    assert "rb-theme" not in evaluate("document.cookie"), evaluate("document.cookie")
+    odd = tmp / "x;y" / "site"
+    shutil.copytree(site, odd)
+    literal = "file://" + urllib.parse.quote(str(odd), safe="/;")
+    assert ";" in literal
+    goto(literal + "/index.html")
+    click("#rb-theme-toggle")
+    assert evaluate(THEME_JS) == "dark"
+    goto(literal + "/claims/index.html")
+    assert evaluate(THEME_JS) == "dark"

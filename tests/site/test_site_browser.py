@@ -20,7 +20,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_util import READS_ANOTHER_FILE, axe_serious, chromium_context, poll, watch
+from browser_util import (
+    READS_ANOTHER_FILE,
+    axe_serious,
+    check_theme_stays_with_its_site,
+    chromium_context,
+    poll,
+    watch,
+)
 from site_helpers import BuiltSite, resolve
 
 from bundler.model.events import ClaimEvent, IndividualEvent
@@ -192,6 +199,18 @@ def test_dark_mode_toggle_persists(site_of: Callable[[str], BuiltSite]) -> None:
         page.click("#rb-theme-toggle")
         page.reload()
         assert page.get_attribute("html", "data-theme") == "light"
+        assert log.problems() == []
+
+
+def test_the_theme_choice_stays_with_its_own_site(site_of: Callable[[str], BuiltSite],
+                                                  tmp_path: Path) -> None:
+    """Chromium keeps no cookie on file:// and one storage for every file:// page:
+    the storage key, named after the site's folder, keeps the choice to one site."""
+    with chromium_context(color_scheme="light") as ctx:
+        page = ctx.new_page()
+        log = watch(page)
+        check_theme_stays_with_its_site(page.goto, page.evaluate, page.click,
+                                        site_of("air-quality").site, tmp_path)
         assert log.problems() == []
 
 

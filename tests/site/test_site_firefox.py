@@ -22,7 +22,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_util import READS_ANOTHER_FILE, check_edge_fades, pop_searches
+from browser_util import (
+    READS_ANOTHER_FILE,
+    check_edge_fades,
+    check_theme_stays_with_its_site,
+    pop_searches,
+    theme_key,
+)
 from firefox_util import firefox, search, visit_inert
 from fixtures.hostile import HostileBundle
 from site_helpers import BuiltSite, html_pages, without_csp
@@ -81,7 +87,7 @@ def test_theme_follows_the_system_then_the_toggle_across_pages_in_firefox(
         ff.goto((built.site / "index.html").as_uri())
         dark = ff.evaluate(background)
         ff.click("#rb-theme-toggle")
-        assert ff.evaluate("localStorage.getItem('rb-theme')") == "light"
+        assert ff.evaluate(f"localStorage.getItem('{theme_key(built.site)}')") == "light"
         light = ff.evaluate(background)
         assert dark != light, dark
         # the choice holds on another page, of another folder (the file:// cookie)
@@ -92,13 +98,23 @@ def test_theme_follows_the_system_then_the_toggle_across_pages_in_firefox(
         # still says light: the latest choice wins
         ff.click("#rb-theme-toggle")
         ff.goto((built.site / "index.html").as_uri())
-        assert ff.evaluate("localStorage.getItem('rb-theme')") == "light"
+        assert ff.evaluate(f"localStorage.getItem('{theme_key(built.site)}')") == "light"
         assert (ff.evaluate("document.documentElement.dataset.theme"),
                 ff.evaluate(background)) == ("dark", dark)
         assert ff.goto("about:blank").problems() == []
     with firefox(dark=False) as ff:
         ff.goto((built.site / "index.html").as_uri())
         assert ff.evaluate(background) == light
+
+
+def test_the_theme_choice_stays_with_its_own_site_in_firefox(
+        site_of: Callable[[str], BuiltSite], tmp_path: Path) -> None:
+    """Firefox keeps the choice in a cookie on file:// (storage is per page), so the
+    cookie's path is what keeps it to one site; an old ``path=/`` fails here."""
+    with firefox(dark=False) as ff:
+        check_theme_stays_with_its_site(ff.goto, ff.evaluate, ff.click,
+                                        site_of("air-quality").site, tmp_path)
+        assert ff.goto("about:blank").problems() == []
 
 
 def test_a_wide_table_fades_at_its_edge_in_firefox(site_of: Callable[[str], BuiltSite]) -> None:

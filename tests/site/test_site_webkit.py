@@ -18,7 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from browser_util import READS_ANOTHER_FILE, check_edge_fades, pop_searches
+from browser_util import (
+    READS_ANOTHER_FILE,
+    check_edge_fades,
+    check_theme_stays_with_its_site,
+    pop_searches,
+    theme_key,
+)
 from fixtures.hostile import HostileBundle
 from site_helpers import BuiltSite, html_pages, without_csp
 from webkit_util import search, visit_inert, webkit
@@ -88,7 +94,7 @@ def test_theme_follows_the_system_then_the_toggle_across_pages_in_webkit(
         assert wk.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") is True
         dark = wk.evaluate(background)
         wk.click("#rb-theme-toggle")
-        assert wk.evaluate("localStorage.getItem('rb-theme')") == "light"
+        assert wk.evaluate(f"localStorage.getItem('{theme_key(built.site)}')") == "light"
         light = wk.evaluate(background)
         assert dark != light, dark
         # the choice holds on a page of another folder (file:// storage is shared)
@@ -99,6 +105,15 @@ def test_theme_follows_the_system_then_the_toggle_across_pages_in_webkit(
         wk.goto((built.site / "index.html").as_uri())
         assert wk.evaluate("matchMedia('(prefers-color-scheme: dark)').matches") is False
         assert wk.evaluate(background) == light
+
+
+def test_the_theme_choice_stays_with_its_own_site_in_webkit(
+        site_of: Callable[[str], BuiltSite], tmp_path: Path) -> None:
+    """WebKit shares both storage and cookies between file:// pages: the storage key
+    and the cookie's path both keep the choice to one site."""
+    with webkit(dark=False) as wk:
+        check_theme_stays_with_its_site(wk.goto, wk.evaluate, wk.click,
+                                        site_of("air-quality").site, tmp_path)
 
 
 def test_a_wide_table_fades_at_its_edge_in_webkit(site_of: Callable[[str], BuiltSite]) -> None:

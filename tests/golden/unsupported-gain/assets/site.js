@@ -36,16 +36,19 @@
     button.addEventListener("click", function () {
       var next = effectiveTheme() === "dark" ? "light" : "dark";
       html.setAttribute("data-theme", next);
+      /* where theme-init.js reads it: this site's own key and folder */
+      var store = window.rbThemeStore || { key: STORE_KEY, cookiePath: null };
       try {
-        window.localStorage.setItem(STORE_KEY, next);
+        window.localStorage.setItem(store.key, next);
       } catch (e) {
         /* storage unavailable: the cookie below, or this page only */
       }
-      if (window.location.protocol === "file:") {
-        /* what Firefox shares between file:// pages (theme-init.js); never sent
-           anywhere: a file:// page makes no request that carries it */
+      if (store.cookiePath) {
+        /* what Firefox shares between file:// pages; never sent anywhere: a
+           file:// page makes no request that carries it */
         try {
-          doc.cookie = STORE_KEY + "=" + next + "; path=/; max-age=31536000; SameSite=Strict";
+          doc.cookie = STORE_KEY + "=" + next + "; path=" + store.cookiePath +
+            "; max-age=31536000; SameSite=Strict";
         } catch (e) {
           /* cookies refused to this page: storage alone */
         }
