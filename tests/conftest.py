@@ -46,6 +46,17 @@ def vectors_dir() -> Path:
     return vectors
 
 
+@pytest.fixture(scope="session")
+def transcripts_dir(vectors_dir: Path) -> Path:
+    """The real agent sessions (``shared/fixtures/transcripts``), beside the vectors;
+    missing, they fail the tests that read them, as the vectors do."""
+    transcripts = vectors_dir.parent / "fixtures" / "transcripts"
+    if not (transcripts / "SOURCES.txt").is_file():
+        pytest.fail(f"real agent sessions not found: no {transcripts}/SOURCES.txt",
+                    pytrace=False)
+    return transcripts
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _private_build_cache(tmp_path_factory: pytest.TempPathFactory) -> None:
     """Builds in tests (and the CLI processes they start) record their page caches in a

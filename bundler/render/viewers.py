@@ -14,7 +14,7 @@ from pathlib import PurePosixPath
 
 from markupsafe import Markup
 
-from bundler.render.highlight import has_filename_lexer
+from bundler.render.highlight import JSON_LINES_SUFFIXES, JSON_LINES_TYPES, has_filename_lexer
 from bundler.render.viewers_common import (
     Payload,
     Viewer,
@@ -22,6 +22,7 @@ from bundler.render.viewers_common import (
     download_link,
 )
 from bundler.render.viewers_json import json_viewer
+from bundler.render.viewers_rows import rows_viewer
 from bundler.render.viewers_table import csv_viewer
 from bundler.render.viewers_text import code_viewer, diff_viewer, markdown_viewer
 
@@ -40,9 +41,9 @@ _CODE = {
     "application/x-python", "application/x-sh", "application/x-shellscript", "application/toml",
     "application/x-toml", "application/x-yaml", "application/yaml", "application/xml",
     "application/javascript", "application/x-javascript", "application/ecmascript",
-    "application/sql", "application/x-tex", "application/x-ndjson", "application/jsonl",
-    "application/x-jsonlines", "application/x-ipython", "application/x-ruby", "application/x-perl",
-    "application/x-httpd-php", "application/typescript", "application/graphql",
+    "application/sql", "application/x-tex", "application/x-ipython", "application/x-ruby",
+    "application/x-perl", "application/x-httpd-php", "application/typescript",
+    "application/graphql",
 }
 #: Declared binary types: never re-routed by file extension.
 _BINARY_PREFIXES = ("image/", "audio/", "video/", "font/", "model/", "multipart/")
@@ -52,9 +53,12 @@ _GENERIC = {"", "application/octet-stream", "binary/octet-stream", "application/
 _EXTENSIONS = {
     ".md": "markdown", ".markdown": "markdown", ".csv": "csv", ".tsv": "csv", ".json": "json",
     ".geojson": "json", ".ipynb": "json", ".diff": "diff", ".patch": "diff",
+    **dict.fromkeys(JSON_LINES_SUFFIXES, "rows"),
 }
 
 def _category_of_type(mt: str) -> str | None:
+    if mt in JSON_LINES_TYPES:
+        return "rows"
     if mt in _MARKDOWN:
         return "markdown"
     if mt in _CSV:
@@ -87,7 +91,7 @@ def _category_of_name(name: str | None) -> str | None:
 
 
 def viewer_category(media_type: str, name: str | None) -> str:
-    """markdown | csv | json | diff | html | svg | image | code | download."""
+    """markdown | csv | json | rows | diff | html | svg | image | code | download."""
     mt = media_type.split(";", 1)[0].strip().lower()
     category = _category_of_type(mt)
     if category is not None:
@@ -184,6 +188,8 @@ def render_payload(data: bytes | None, media_type: str, name: str | None, *,
         return table or code_viewer(p, ("Could not be read as a table; shown as text.",))
     if category == "json":
         return json_viewer(p)
+    if category == "rows":
+        return rows_viewer(p)
     if category == "diff":
         return diff_viewer(p)
     if category == "code":

@@ -29,7 +29,7 @@ __all__ = [
 class Viewer:
     """What an artifact page embeds for one payload.
 
-    ``kind`` is one of: text, code, markdown, table, json, diff, image, svg,
+    ``kind`` is one of: text, code, markdown, table, json, rows, diff, image, svg,
     html, download, unavailable.  ``html`` is already safe; ``note`` is a plain
     sentence (the template escapes it) or "".
     """

@@ -22,7 +22,7 @@ from bundler.render.viewers_common import (
 )
 from bundler.render.viewers_text import code_viewer
 
-__all__ = ["MAX_NODES", "count_nodes", "json_viewer"]
+__all__ = ["MAX_NODES", "JsonTree", "count_nodes", "json_viewer"]
 
 MAX_NODES = 2_000
 OPEN_DEPTH = 2
@@ -48,7 +48,7 @@ def _esc(text: str) -> str:
     return str(escape(text))
 
 
-class _Tree:
+class JsonTree:
     """Renders into a list of already-escaped strings (Markup arithmetic is slow here)."""
 
     def __init__(self, budget: int) -> None:
@@ -121,7 +121,7 @@ def json_viewer(p: Payload) -> Viewer:
     except (ValueError, RecursionError):
         return code_viewer(p, ("Not JSON this viewer can parse; shown as text.",))
     total = count_nodes(value)
-    tree = _Tree(MAX_NODES)
+    tree = JsonTree(MAX_NODES)
     tree.node("", value, 0)
     body = Markup('<div class="json">' + "".join(tree.out) + "</div>")
     notes = []

@@ -398,7 +398,11 @@ def test_svg_only_through_img() -> None:
     ("image/png", "notes.md", "image"),
     ("image/x-icon", "notes.md", "download"),
     ("application/zip", "a.zip", "download"),
-    ("application/x-ndjson", "t.jsonl", "code"),
+    ("application/x-ndjson", "t.jsonl", "rows"),
+    ("application/json-seq", None, "rows"),
+    ("application/octet-stream", "log.ndjson", "rows"),
+    ("text/plain", "log.jsonl", "code"),
+    ("image/png", "x.jsonl", "image"),
     ("image/svg+xml", "x.png", "svg"),
 ])
 def test_viewer_category(mt: str, name: str | None, category: str) -> None:

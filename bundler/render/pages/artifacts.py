@@ -34,7 +34,7 @@ EXTENSION_COPIES = {"image/svg+xml": "svg"}
 CODE_MAX_BYTES = 32_768
 #: Everything else that is shown as text, a tree or a table.
 TEXT_MAX_BYTES = 262_144
-#: JSON and CSV viewers parse/count up to 4x what they show (viewers_json/table).
+#: JSON, JSON Lines and CSV viewers parse or count up to 4x what they show.
 PARSE_FACTOR = 4
 #: Bundles with more artifacts than this draw lineage graphs selectively.
 LINEAGE_GRAPH_ARTIFACTS = 1_000
@@ -111,7 +111,7 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Deferred | No
     href = "../" * path.count("/") + (copy or payload_href(payload.digest))
     category = viewer_category(media_type, payload.name)
     shown = CODE_MAX_BYTES if category == "code" else TEXT_MAX_BYTES
-    head = shown * PARSE_FACTOR if category in ("json", "csv") else shown
+    head = shown * PARSE_FACTOR if category in ("json", "csv", "rows") else shown
     job = ViewerJob(payload.digest, status.size, media_type, payload.name, href,
                     shown, head, str(ctx.bundle.root / status.path), category == "code",
                     status.held_hash(head))

@@ -1,0 +1,109 @@
+"""JSON Lines payloads (agent transcripts, tool logs) as numbered rows, each a JSON tree.
+
+A transcript is what a reviewer reads first, and real ones are made of long
+rows: a Claude Code line carries a whole tool result, a Codex rollout starts
+with a 30 KiB system prompt.  Shown as text, the first 32 KiB of a real Codex
+rollout were three rows, each cut off at the page's right edge, and what each
+row said (its type, role and content) was far to the right of the envelope
+every row repeats.  Here every row is a tree whose first two levels are open, so each
+member is on a line of its own and long strings wrap, as in the JSON viewer
+(:mod:`bundler.render.viewers_json`), whose caps apply: values in all, and the
+characters of each string.
+
+A row that is not JSON (a session killed while writing one, a tool's banner)
+is shown as its text, marked, and the rows after it as usual; a blank row is
+left out, and the numbers of the rows after it still count it.  Rows are cut
+only at newlines: U+2028 and the like are JSON's business, not a row end.
+"""
+
+from __future__ import annotations
+
+import json
+
+from markupsafe import Markup, escape
+
+from bundler.render.viewers_common import (
+    REPLACED_NOTE,
+    Payload,
+    Viewer,
+    decode_text,
+    full_file_link,
+    human_size,
+    plural,
+)
+from bundler.render.viewers_json import MAX_NODES, MAX_STRING, JsonTree
+
+__all__ = ["MAX_ROWS", "rows_viewer"]
+
+#: Rows shown at most; the values (``MAX_NODES``) and the page's text budget
+#: (``Payload.max_bytes`` of markup) usually end the list first.
+MAX_ROWS = 1_000
+#: Rows that are not JSON named in the note; the page marks every one.
+NAMED_BAD_ROWS = 3
+
+
+def _rows(p: Payload) -> tuple[list[str], bool, bool]:
+    """The whole rows of what was read, whether more of the file follows them, and
+    whether some bytes were not text."""
+    text, replaced = decode_text(p.data, p.charset, complete=p.complete)
+    rows = text.split("\n")
+    # the last piece is a row only when the file ends without a newline; read
+    # in part, it is the start of a row the head cut through
+    if rows[-1] == "" or not p.complete:
+        rows.pop()
+    # a JSON text sequence (RFC 7464) starts each record with RS
+    rs = "\x1e" if p.media_type == "application/json-seq" else ""
+    return [r.removesuffix("\r").removeprefix(rs) for r in rows], not p.complete, replaced
+
+
+def _bad_row(n: int, row: str, why: str) -> str:
+    shown = row if len(row) <= MAX_STRING else row[:MAX_STRING] + "\u2026"
+    return (f'<li class="row-bad"><span class="json-index">row {n}</span>: '
+            f'<span class="json-more">not JSON ({escape(why)})</span>'
+            f'<pre class="raw">{escape(shown)}</pre></li>')
+
+
+def rows_viewer(p: Payload) -> Viewer:
+    """The rows of a JSON Lines payload, in order, until a cap; the rest is a link."""
+    rows, cut, replaced = _rows(p)
+    tree = JsonTree(MAX_NODES)
+    out = tree.out
+    size = 0               # characters of markup so far
+    bad: list[int] = []
+    shown = 0
+    for n, row in enumerate(rows[:MAX_ROWS], 1):
+        if tree.shown >= tree.budget or size >= p.max_bytes:
+            break
+        shown = n
+        if not row.strip():    # a blank line: nothing to show, and no document either
+            continue
+        start = len(out)
+        try:
+            value = json.loads(row)
+        except json.JSONDecodeError as exc:
+            bad.append(n)
+            out.append(_bad_row(n, row, f"column {exc.colno}: {exc.msg}"))
+        except (ValueError, RecursionError):
+            bad.append(n)
+            out.append(_bad_row(n, row, "not a document this viewer can parse"))
+        else:
+            out.append("<li>")
+            tree.node(f'<span class="json-index">row {n}</span>: ', value, 0)
+            out.append("</li>")
+        size += sum(len(s) for s in out[start:])
+    more = shown < len(rows) or cut
+    notes = []
+    if more:
+        notes.append(f"Showing the first {plural(shown, 'row')} of this "
+                     f"{human_size(p.total)} file.")
+    if bad:
+        named = ", ".join(map(str, bad[:NAMED_BAD_ROWS])) + \
+            (f" and {len(bad) - NAMED_BAD_ROWS:,} more" if len(bad) > NAMED_BAD_ROWS else "")
+        notes.append(f"{'Row' if len(bad) == 1 else 'Rows'} {named} "
+                     f"{'is' if len(bad) == 1 else 'are'} not JSON; shown as text.")
+    if replaced:
+        notes.append(REPLACED_NOTE)
+    body = Markup('<div class="json json-rows"><ol class="json-children">' + "".join(out) +
+                  "</ol></div>")
+    return Viewer("rows", body + (full_file_link(p) if more else Markup("")), more,
+                  " ".join(notes))

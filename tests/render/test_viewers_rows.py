@@ -1,0 +1,105 @@
+"""The JSON Lines viewer: rows in order, each a tree; torn rows marked; bounded output."""
+
+from __future__ import annotations
+
+import json
+import re
+from html import unescape
+
+from bundler.render.viewers_json import MAX_NODES
+from bundler.render.viewers_rows import MAX_ROWS
+
+from .test_markdown import HOSTILE
+from .test_viewers import text_of, view
+
+JSONL = "application/x-ndjson"
+
+
+def rows_of(html: str) -> list[int]:
+    """The numbers of the rows shown, in page order."""
+    return [int(n) for n in re.findall(r'<span class="json-index">row (\d+)</span>', html)]
+
+
+def test_every_row_is_a_tree_in_order_with_its_members_shown() -> None:
+    lines = [{"type": "user", "message": {"role": "user", "content": "Plot the peaks"}},
+             {"type": "assistant", "message": {"role": "assistant", "content": [1, 2]}},
+             {"type": "summary", "summary": "done"}]
+    data = "".join(json.dumps(x) + "\n" for x in lines).encode()
+    v = view(data, JSONL, "s.jsonl")
+    assert (v.kind, v.truncated, v.note) == ("rows", False, "")
+    html = str(v.html)
+    assert rows_of(html) == [1, 2, 3]
+    text = unescape(text_of(html))
+    for needle in ('"role": "user"', '"content": "Plot the peaks"', '"summary": "done"'):
+        assert needle in text
+    # a row and its members are open; what is nested below them starts closed
+    assert html.count("<details open>") == 5 and html.count("<details>") == 1
+    assert "Open the full file" not in html
+
+
+def test_a_torn_row_is_marked_and_the_rows_after_it_are_still_trees() -> None:
+    data = b'{"a": 1}\n{"text": "cut off mid-wr\n{"b": 2}\n\n{"c": 3}\n'
+    v = view(data, JSONL, "s.jsonl")
+    html = str(v.html)
+    assert rows_of(html) == [1, 2, 3, 5]           # the blank row 4 is left out, still counted
+    assert re.search(r'class="row-bad"><span class="json-index">row 2</span>', html)
+    assert '<pre class="raw">{&#34;text&#34;: &#34;cut off mid-wr</pre>' in html
+    assert '"b"' in unescape(text_of(html)) and '"c"' in unescape(text_of(html))
+    assert v.note == "Row 2 is not JSON; shown as text."
+
+
+def test_several_bad_rows_are_named_up_to_three() -> None:
+    data = b"".join(b"x\n" if n % 2 else b"{}\n" for n in range(1, 11))
+    assert view(data, JSONL, "s.jsonl").note == \
+        "Rows 1, 3, 5 and 2 more are not JSON; shown as text."
+
+
+def test_a_head_cut_inside_a_row_shows_only_whole_rows_and_links_the_file() -> None:
+    data = b'{"n": 1}\n{"n": 2}\n{"n": 3, "long": "' + b"x" * 100
+    v = view(data, JSONL, "s.jsonl", total_size=10_000)
+    html = str(v.html)
+    assert rows_of(html) == [1, 2] and v.truncated
+    assert v.note == "Showing the first 2 rows of this 9.8 KiB file."
+    assert 'href="../files/abc"' in html and "row-bad" not in html
+
+
+def test_a_file_without_a_last_newline_keeps_its_last_row() -> None:
+    assert rows_of(str(view(b'{"n": 1}\n{"n": 2}', JSONL, "s.jsonl").html)) == [1, 2]
+
+
+def test_rows_stop_at_the_value_budget_and_the_row_cap() -> None:
+    wide = "".join(json.dumps({"k": list(range(50))}) + "\n" for _ in range(200)).encode()
+    v = view(wide, JSONL, "s.jsonl")
+    shown = rows_of(str(v.html))
+    assert v.truncated and shown == list(range(1, len(shown) + 1))
+    assert len(shown) < 200 and len(shown) * 52 <= MAX_NODES + 52
+    assert v.note == f"Showing the first {len(shown)} rows of this {len(wide) / 1024:.1f} KiB file."
+    many = b"1\n" * (MAX_ROWS + 5)
+    v = view(many, JSONL, "s.jsonl")
+    assert len(rows_of(str(v.html))) == MAX_ROWS and v.truncated
+
+
+def test_rows_stop_at_the_page_text_budget() -> None:
+    big = "".join(json.dumps({"s": "y" * 900}) + "\n" for _ in range(300)).encode()
+    v = view(big, JSONL, "s.jsonl", max_bytes=20_000)
+    assert v.truncated and len(str(v.html)) < 20_000 + 3_000
+    assert 15 <= len(rows_of(str(v.html))) <= 25
+
+
+def test_hostile_keys_values_and_torn_rows_stay_text() -> None:
+    rows = [json.dumps({HOSTILE: HOSTILE}), HOSTILE, json.dumps([HOSTILE, {"x": HOSTILE}])]
+    v = view(("\n".join(rows) + "\n").encode(), JSONL, "s.jsonl")   # view() asserts inertness
+    assert unescape(text_of(str(v.html))).count(HOSTILE) == 5
+
+
+def test_a_json_text_sequence_drops_each_record_separator() -> None:
+    data = b'\x1e{"a": 1}\n\x1e{"b": 2}\n'
+    v = view(data, "application/json-seq", None)
+    assert rows_of(str(v.html)) == [1, 2] and v.note == ""
+
+
+def test_a_deeply_nested_row_is_marked_not_raised() -> None:
+    data = b"[" * 100_000 + b"]" * 100_000 + b'\n{"after": true}\n'
+    v = view(data, JSONL, "s.jsonl", max_bytes=1 << 20)
+    assert rows_of(str(v.html)) == [1, 2]
+    assert "row-bad" in str(v.html) or "nested too deeply" in str(v.html)

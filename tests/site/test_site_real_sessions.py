@@ -1,0 +1,114 @@
+"""Real agent sessions (``shared/fixtures/transcripts``) through the whole pipeline.
+
+The example bundles write their transcripts from seeded generators; these
+four are sessions real agents wrote (Claude Code, Codex CLI, SWE-agent,
+OpenHands), recorded as a tracer would (:mod:`fixtures.real_sessions`).  The
+bundle must verify clean, every line must reach its trace record unchanged,
+and each session must be readable on its artifact page: a JSON Lines session
+row by row with no row torn (they are whole, so a torn one is the viewer's
+fault), a single JSON document as a tree.  In Chromium, the pages load from
+disk with no console error and no request, and axe finds nothing serious in
+the rows.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from html import unescape
+from pathlib import Path
+
+import pytest
+from browser_util import axe_serious, chromium_context, watch
+from fixtures.builders import make_signer
+from fixtures.real_sessions import JSON_LINES, Session, write_real_sessions
+from site_helpers import BuiltSite, build
+
+from bundler.render.pages.events import RAW_PREVIEW
+from bundler.render.urls import artifact_href
+from bundler.shown import on_page
+from bundler.verify.result import Trust
+
+#: The sessions SOURCES.txt lists, by folder: a missing one fails, not skips.
+TOOLS = {"claude-code", "codex", "swe-agent", "openhands"}
+_RAW = re.compile(r'<details class="trace-record"><summary>Raw source record</summary>'
+                  r'<pre class="raw">(.*?)</pre>', re.S)
+_ROW = re.compile(r'<span class="json-index">row (\d+)</span>')
+
+
+@pytest.fixture(scope="module")
+def real(tmp_path_factory: pytest.TempPathFactory,
+         transcripts_dir: Path) -> Iterator[tuple[list[Session], BuiltSite]]:
+    root = tmp_path_factory.mktemp("real-sessions")
+    sessions = write_real_sessions(root / "bundle", transcripts_dir)
+    key = make_signer("real sessions").verifier().to_text()
+    result = build(root / "bundle", root / "site", key, jobs=2)
+    yield sessions, BuiltSite("real-sessions", root / "bundle", result.output, result)
+
+
+def test_every_real_session_is_recorded_and_the_bundle_verifies_clean(
+        real: tuple[list[Session], BuiltSite]) -> None:
+    sessions, built = real
+    assert {s.tool for s in sessions} == TOOLS
+    report = built.result.report
+    assert report is not None
+    assert (report.trust, report.verdict().errors, report.verdict().warnings) == \
+        (Trust.PINNED, 0, 0)
+    records = sum(len(s.records) for s in sessions)
+    assert records == sum(len(s.lines) for s in sessions if s.path.suffix in JSON_LINES) > 800
+    assert report.bundle.line_count == records + 3 * len(sessions)   # run, stream, individual
+
+
+def test_every_line_reaches_its_trace_record_unchanged(
+        real: tuple[list[Session], BuiltSite]) -> None:
+    sessions, built = real
+    shown = [unescape(m) for page in sorted((built.site / "events").glob("page-*.html"))
+             for m in _RAW.findall(page.read_text(encoding="utf-8"))]
+    expected = [on_page(line[:RAW_PREVIEW]) for s in sessions for line in s.lines
+                if s.path.suffix in JSON_LINES]
+    assert len(shown) == len(expected)
+    assert shown == expected
+
+
+def test_json_lines_sessions_read_row_by_row_with_no_row_torn(
+        real: tuple[list[Session], BuiltSite]) -> None:
+    sessions, built = real
+    for s in (s for s in sessions if s.path.suffix in JSON_LINES):
+        html = (built.site / artifact_href(s.individual)).read_text(encoding="utf-8")
+        viewer = html[html.index('<div class="viewer viewer-rows">'):]
+        rows = [int(n) for n in _ROW.findall(viewer)]
+        assert len(rows) >= 50 and rows == list(range(1, len(rows) + 1)), (s.tool, rows[:5])
+        assert "row-bad" not in viewer and "not JSON" not in html, s.tool
+        text = unescape(re.sub(r"<[^>]+>", "", viewer))
+        for line in s.lines[:20]:          # each row's members are on the page, by name
+            for key in json.loads(line):
+                assert on_page(json.dumps(key, ensure_ascii=False)) + ": " in text, (s.tool, key)
+        assert f"Showing the first {len(rows)} rows of this" in html
+
+
+def test_single_document_sessions_are_json_trees(real: tuple[list[Session], BuiltSite]) -> None:
+    sessions, built = real
+    for s in (s for s in sessions if s.path.suffix not in JSON_LINES):
+        html = (built.site / artifact_href(s.individual)).read_text(encoding="utf-8")
+        assert '<div class="viewer viewer-json">' in html, s.tool
+        assert "shown as text" not in html, s.tool
+
+
+@pytest.mark.browser
+def test_real_session_pages_load_clean_in_chromium(real: tuple[list[Session], BuiltSite]) -> None:
+    sessions, built = real
+    pages = [artifact_href(s.individual) for s in sessions]
+    pages += sorted(p.relative_to(built.site).as_posix()
+                    for p in (built.site / "events").glob("page-*.html"))
+    with chromium_context(color_scheme="dark") as ctx:
+        page = ctx.new_page()
+        log = watch(page)
+        for rel in pages:
+            page.goto((built.site / rel).as_uri())
+            assert page.locator("h1").count() == 1, rel
+        rows = page.locator(".json-rows > ol > li")
+        page.goto((built.site / pages[0]).as_uri())
+        assert rows.count() >= 50
+        assert axe_serious(page) == []
+        assert log.problems() == []
