@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -29,6 +28,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from bundler.graph.index import BundleIndex
+from bundler.load.json_members import Repeated, parse_json
 from bundler.load.reopen import open_regular
 from bundler.model.events import IndividualEvent
 from bundler.query.regex_guard import RegexRunner
@@ -160,7 +160,7 @@ class FieldReader:
             result = text
         else:
             try:
-                result = _Doc(json.loads(text))
+                result = _Doc(parse_json(text)[0])
             except (ValueError, RecursionError) as exc:
                 result = Resolved(NOT_FOUND, None, f"payload is not valid JSON: {exc}")
         self._json[digest] = result
@@ -242,7 +242,14 @@ def _path(doc: Any, fld: str) -> Resolved:
     if fld == "":
         return Resolved(OK, node)
     for part in fld.split("."):
-        if isinstance(node, list):
+        if isinstance(node, Repeated):     # an object that repeats a key (a list of pairs)
+            hits = [v for k, v in node if k == part]
+            if len(hits) != 1:
+                return Resolved(NOT_FOUND, None, f"{fld!r}: no key {part!r}" if not hits else
+                                f"{fld!r}: key {part!r} appears {len(hits)} times in one "
+                                "object, and readers differ on which value it has")
+            node = hits[0]
+        elif isinstance(node, list):
             if not part.isdigit() or int(part) >= len(node):
                 return Resolved(NOT_FOUND, None, f"{fld!r}: no list element {part!r}")
             node = node[int(part)]

@@ -12,6 +12,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
+from bundler.load.json_members import Repeated, parse_json
 from bundler.render.viewers_common import (
     Payload,
     Viewer,
@@ -22,7 +23,7 @@ from bundler.render.viewers_common import (
 )
 from bundler.render.viewers_text import code_viewer
 
-__all__ = ["MAX_NODES", "JsonTree", "count_nodes", "json_viewer"]
+__all__ = ["MAX_NODES", "REPEATED_NOTE", "JsonTree", "count_nodes", "json_viewer"]
 
 MAX_NODES = 2_000
 OPEN_DEPTH = 2
@@ -38,10 +39,16 @@ def count_nodes(value: Any) -> int:
     while stack:
         v = stack.pop()
         if isinstance(v, dict | list):
-            children = list(v.values()) if isinstance(v, dict) else v
+            children = [c for _, c in v] if isinstance(v, Repeated) else \
+                list(v.values()) if isinstance(v, dict) else v
             total += len(children)
             stack.extend(c for c in children if isinstance(c, dict | list))
     return total
+
+
+#: The note of a document with a repeated key.
+REPEATED_NOTE = ("An object repeats a key; every member is shown, marked \u201crepeated "
+                 "key\u201d (most JSON readers keep only one of the values).")
 
 
 def _esc(text: str) -> str:
@@ -80,7 +87,7 @@ class JsonTree:
             out.append(f'{key}<span class="json-empty">{"{}" if isinstance(v, dict) else "[]"}'
                        "</span>")
             return
-        is_obj = isinstance(v, dict)
+        is_obj = isinstance(v, dict | Repeated)
         size = plural(len(v), "key" if is_obj else "item")
         summary = (f'{key}<span class="json-type">{"{…}" if is_obj else "[…]"}</span> '
                    f'<span class="json-count">{size}</span>')
@@ -89,7 +96,9 @@ class JsonTree:
             return
         out.append(f'<details{" open" if depth < OPEN_DEPTH else ""}><summary>{summary}'
                    '</summary><ul class="json-children">')
-        items = v.items() if isinstance(v, dict) else enumerate(v)
+        repeated = v.repeated_keys() if isinstance(v, Repeated) else ()
+        items = (v if isinstance(v, Repeated) else v.items() if isinstance(v, dict)
+                 else enumerate(v))
         for i, (k, child) in enumerate(items):
             if self.shown >= self.budget:
                 left = len(v) - i
@@ -98,6 +107,8 @@ class JsonTree:
                 break
             label = (f'<span class="json-key">{_esc(json.dumps(k, ensure_ascii=False))}</span>: '
                      if is_obj else f'<span class="json-index">{k}</span>: ')
+            if k in repeated:
+                label = '<span class="json-dup">repeated key</span> ' + label
             out.append("<li>")
             self.node(label, child, depth + 1)
             out.append("</li>")
@@ -114,7 +125,7 @@ def json_viewer(p: Payload) -> Viewer:
         return code_viewer(p, ("Only part of this JSON file was read; shown as text.",))
     text, replaced = decode_text(p.data, p.charset, complete=True)
     try:
-        value = json.loads(text)
+        value, repeats = parse_json(text)
     except json.JSONDecodeError as exc:
         return code_viewer(p, (f"Not valid JSON (line {exc.lineno}, column {exc.colno}: "
                                f"{exc.msg}); shown as text.",))
@@ -128,6 +139,8 @@ def json_viewer(p: Payload) -> Viewer:
     truncated = tree.shown < total
     if truncated:
         notes.append(f"Showing {tree.shown:,} of {total:,} values.")
+    if repeats:
+        notes.append(REPEATED_NOTE)
     if replaced:
         notes.append("Some bytes are not valid UTF-8 and are shown as \ufffd.")
     html = body + (full_file_link(p) if truncated else Markup(""))

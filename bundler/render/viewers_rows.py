@@ -22,6 +22,7 @@ import json
 
 from markupsafe import Markup, escape
 
+from bundler.load.json_members import parse_json
 from bundler.render.viewers_common import (
     REPLACED_NOTE,
     Payload,
@@ -31,7 +32,7 @@ from bundler.render.viewers_common import (
     human_size,
     plural,
 )
-from bundler.render.viewers_json import MAX_NODES, MAX_STRING, JsonTree
+from bundler.render.viewers_json import MAX_NODES, MAX_STRING, REPEATED_NOTE, JsonTree
 
 __all__ = ["MAX_ROWS", "rows_viewer"]
 
@@ -70,6 +71,7 @@ def rows_viewer(p: Payload) -> Viewer:
     out = tree.out
     size = 0               # characters of markup so far
     bad: list[int] = []
+    repeated = False       # an object in a row repeats a key
     shown = 0
     for n, row in enumerate(rows[:MAX_ROWS], 1):
         if tree.shown >= tree.budget or size >= p.max_bytes:
@@ -79,7 +81,7 @@ def rows_viewer(p: Payload) -> Viewer:
             continue
         start = len(out)
         try:
-            value = json.loads(row)
+            value, repeats = parse_json(row)
         except json.JSONDecodeError as exc:
             bad.append(n)
             out.append(_bad_row(n, row, f"column {exc.colno}: {exc.msg}"))
@@ -87,6 +89,7 @@ def rows_viewer(p: Payload) -> Viewer:
             bad.append(n)
             out.append(_bad_row(n, row, "not a document this viewer can parse"))
         else:
+            repeated = repeated or repeats
             out.append("<li>")
             tree.node(f'<span class="json-index">row {n}</span>: ', value, 0)
             out.append("</li>")
@@ -101,6 +104,8 @@ def rows_viewer(p: Payload) -> Viewer:
             (f" and {len(bad) - NAMED_BAD_ROWS:,} more" if len(bad) > NAMED_BAD_ROWS else "")
         notes.append(f"{'Row' if len(bad) == 1 else 'Rows'} {named} "
                      f"{'is' if len(bad) == 1 else 'are'} not JSON; shown as text.")
+    if repeated:
+        notes.append(REPEATED_NOTE)
     if replaced:
         notes.append(REPLACED_NOTE)
     body = Markup('<div class="json json-rows"><ol class="json-children">' + "".join(out) +

@@ -71,6 +71,21 @@ def test_json_list_index_binding(mini: Mini) -> None:
            ("runs.first.score", 0.75, None, "not-found")]
 
 
+def test_a_json_path_through_a_repeated_key_is_not_resolved(mini: Mini) -> None:
+    """Python and jq read the last "score", other readers the first: the binding's value
+    is whichever a tool picked, so it is not recomputed as either."""
+    mini.ind("ind:log", '{"score": 0.9, "run": {"n": 1, "n": 2}, "score": 0.1, "ok": 3}',
+             "application/json")
+    rows = _mismatch(mini, [
+        {"evidence": "ind:log", "field": "score", "value": 0.1},
+        {"evidence": "ind:log", "field": "run.n", "value": 2},
+        {"evidence": "ind:log", "field": "ok", "value": 3},
+    ])
+    assert rows == [("score", 0.1, None, "not-found"), ("run.n", 2, None, "not-found")]
+    why = [r.why for r in run_query(mini.index(), "value-mismatch").rows]
+    assert "'score': key 'score' appears 2 times in one object" in why[0], why
+
+
 def test_numbers_compare_at_the_recorded_precision(mini: Mini) -> None:
     mini.ind("ind:t", "hour,CO,NO\n8,1.2999999,2.355\n9,1.3,4\n", "text/csv")
     assert _mismatch(mini, [

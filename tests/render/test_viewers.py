@@ -13,11 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bundler.errors import InputError
+from bundler.load.json_members import parse_json
 from bundler.render.highlight import DARK_STYLE, LIGHT_STYLE, pygments_css
 from bundler.render.viewer_jobs import ViewerJob
 from bundler.render.viewers import HTML_SANDBOX_CSP, Viewer, render_payload, viewer_category
 from bundler.render.viewers_common import human_size
-from bundler.render.viewers_json import MAX_NODES, count_nodes
+from bundler.render.viewers_json import MAX_NODES, REPEATED_NOTE, count_nodes
 from bundler.render.viewers_table import is_numeric, sniff_delimiter
 from bundler.render.viewers_text import HIGHLIGHT_LIMIT, diff_line_classes
 
@@ -259,6 +260,22 @@ def test_json_too_large_or_partial_is_text() -> None:
     v = view(doc[:1000], "application/json", "big.json", total_size=len(doc))
     assert v.note == ("Only part of this JSON file was read; shown as text. "
                       "Showing the first 1,000 bytes of 304.7 KiB.")
+
+
+def test_json_repeated_keys_show_every_value_marked() -> None:
+    """A dict would keep the last "verdict" only; another reader could keep the first."""
+    doc = (b'{"verdict": "pass", "n": 1, "inner": {"a": [], "a": {"b": 1, "b": 2}}, '
+           b'"verdict": "fail"}')
+    v = view(doc, "application/json", "r.json")
+    html = str(v.html)
+    text = visible(html)
+    for member in ('"verdict": "pass"', '"verdict": "fail"', '"b": 1', '"b": 2'):
+        assert member in text
+    assert html.count('<span class="json-dup">repeated key</span>') == 6
+    assert v.note == REPEATED_NOTE
+    assert "json-dup" not in str(view(b'{"a": {"a": 1}}', "application/json", "r.json").html)
+    # every member counts as a value, the hidden one too
+    assert count_nodes(parse_json('{"a": 1, "a": [1, 2]}')[0]) == 5
 
 
 def test_invalid_json_is_text_with_note() -> None:

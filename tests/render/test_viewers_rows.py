@@ -6,7 +6,7 @@ import json
 import re
 from html import unescape
 
-from bundler.render.viewers_json import MAX_NODES
+from bundler.render.viewers_json import MAX_NODES, REPEATED_NOTE
 from bundler.render.viewers_rows import MAX_ROWS
 
 from .test_markdown import HOSTILE
@@ -103,3 +103,13 @@ def test_a_deeply_nested_row_is_marked_not_raised() -> None:
     v = view(data, JSONL, "s.jsonl", max_bytes=1 << 20)
     assert rows_of(str(v.html)) == [1, 2]
     assert "row-bad" in str(v.html) or "nested too deeply" in str(v.html)
+
+
+def test_a_repeated_key_shows_every_value_marked_in_a_row() -> None:
+    data = b'{"role": "user", "text": "hi", "role": "assistant"}\n{"ok": true}\n'
+    v = view(data, JSONL, "s.jsonl")
+    html = str(v.html)
+    text = unescape(text_of(html))
+    assert '"role": "user"' in text and '"role": "assistant"' in text
+    assert html.count('<span class="json-dup">repeated key</span>') == 2
+    assert v.note == REPEATED_NOTE and rows_of(html) == [1, 2]
