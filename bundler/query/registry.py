@@ -16,6 +16,7 @@ from bundler.query.evaluation import accepted_without_independent_evaluator, eva
 from bundler.query.model import QueryDef, QueryResult
 from bundler.query.provenance import introduced_by, reused_in_manuscript
 from bundler.query.support import inferred_support
+from bundler.query.transcripts import transcript_mismatch
 
 _DEFS = (
     QueryDef("unsupported-claims", "final claims with no binding, no verification or a "
@@ -46,6 +47,8 @@ _DEFS = (
              "lineages (population collapse)", None, near_duplicates),
     QueryDef("inferred-support", "claims supported only through inferred edges, with path "
              "confidence", None, inferred_support),
+    QueryDef("transcript-mismatch", "trace records whose raw line differs from the line of "
+             "the transcript payload they cite", None, transcript_mismatch),
 )
 
 QUERIES: dict[str, QueryDef] = {d.name: d for d in _DEFS}

@@ -96,7 +96,8 @@ class FieldReader:
         self._json: dict[str, Any] = {}
 
     # ------------------------------------------------------------ payloads
-    def _payload_text(self, ind: IndividualEvent) -> str | Resolved:
+    def payload_text(self, ind: IndividualEvent) -> str | Resolved:
+        """The payload's text (UTF-8), read once per digest; or why it cannot be read."""
         assert ind.payload is not None
         digest = ind.payload.digest
         cached = self._text.get(digest)
@@ -133,7 +134,7 @@ class FieldReader:
         cached = self._csv.get(digest)
         if cached is not None:
             return cached
-        text = self._payload_text(ind)
+        text = self.payload_text(ind)
         result: _Table | Resolved
         if isinstance(text, Resolved):
             result = text
@@ -154,7 +155,7 @@ class FieldReader:
         digest = ind.payload.digest
         if digest in self._json:
             return self._json[digest]
-        text = self._payload_text(ind)
+        text = self.payload_text(ind)
         result: Any
         if isinstance(text, Resolved):
             result = text
@@ -186,7 +187,7 @@ class FieldReader:
         assert ind.payload is not None
         media = media_base(ind.payload.media_type)
         if fld.startswith("re:"):
-            text = self._payload_text(ind)
+            text = self.payload_text(ind)
             if isinstance(text, Resolved):
                 return text
             m = self.regex.search(ind.payload.digest, text, fld[3:])

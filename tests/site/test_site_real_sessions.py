@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from contextlib import ExitStack
 from html import unescape
 from pathlib import Path
 
@@ -25,9 +26,12 @@ from fixtures.builders import make_signer
 from fixtures.real_sessions import JSON_LINES, Session, write_real_sessions
 from site_helpers import BuiltSite, build
 
+from bundler.query import run_query
+from bundler.query.loading import open_index
 from bundler.render.pages.events import RAW_PREVIEW
 from bundler.render.urls import artifact_href
 from bundler.shown import on_page
+from bundler.verify import VerifyOptions
 from bundler.verify.result import Trust
 
 #: The sessions SOURCES.txt lists, by folder: a missing one fails, not skips.
@@ -69,6 +73,20 @@ def test_every_line_reaches_its_trace_record_unchanged(
                 if s.path.suffix in JSON_LINES]
     assert len(shown) == len(expected)
     assert shown == expected
+
+
+def test_each_record_quotes_its_line_of_the_shipped_session(
+        real: tuple[list[Session], BuiltSite]) -> None:
+    """transcript-mismatch compares every record with the payload line it cites (both
+    are the real line here), and the site's audit page says so."""
+    sessions, built = real
+    with ExitStack() as stack:
+        _, idx = open_index(built.bundle, VerifyOptions(), stack)
+        cited = {r.source.transcript for r in idx.trace_records.values()}
+        assert cited == {idx.by_id[s.individual].name for s in sessions if s.records}
+        assert run_query(idx, "transcript-mismatch").rows == ()
+    page = (built.site / "audit" / "transcript-mismatch.html").read_text(encoding="utf-8")
+    assert '<p class="callout callout-ok">No rows: nothing in this bundle matches.</p>' in page
 
 
 def test_json_lines_sessions_read_row_by_row_with_no_row_torn(

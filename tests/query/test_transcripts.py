@@ -1,0 +1,78 @@
+"""transcript-mismatch: trace records checked against the transcript payload they quote."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from bundler.query import run_query
+
+from .conftest import Mini
+
+NAME = "transcripts/session.jsonl"
+LINES = ['{"type": "user", "text": "plot it"}', '{"type": "assistant", "text": "done"}',
+         '{"type": "result", "ok": true}']
+
+
+def _record(mini: Mini, rid: str, raw: str, line: int | None, transcript: str = NAME) -> None:
+    source: dict[str, Any] = {"transcript": transcript}
+    if line is not None:
+        source["line"] = line
+    mini.event("trace_record", rid, raw=raw, source=source, record_kind="message")
+
+
+def _ship(mini: Mini, oid: str, text: str, name: str = NAME) -> Any:
+    """The transcript as an artifact's payload, named as its records cite it."""
+    ref = mini.w.put_payload(text.encode(), "application/x-ndjson", name)
+    return mini.w.append("individual", id=oid, kind="transcript", name=oid, run="run",
+                         stream="agent", payload=ref.model_dump(exclude_defaults=True))
+
+
+def _rows(mini: Mini) -> list[tuple[Any, ...]]:
+    res = run_query(mini.index(), "transcript-mismatch")
+    return [(r.values["record"], r.values["line"], r.values["status"], r.values["detail"])
+            for r in res.rows]
+
+
+def test_records_that_quote_their_lines_are_not_listed(mini: Mini) -> None:
+    for n, line in enumerate(LINES, 1):
+        _record(mini, f"tr:{n}", line, n)
+    _ship(mini, "log:t", "\r\n".join(LINES) + "\r\n")         # CRLF line ends
+    mini.w.append("individual", id="log:named", kind="transcript", name="other", run="run",
+                  stream="agent")
+    assert _rows(mini) == []
+
+
+def test_a_changed_line_and_a_line_past_the_end_are_listed(mini: Mini) -> None:
+    _record(mini, "tr:1", LINES[0], 1)
+    _record(mini, "tr:2", LINES[1].replace("done", "dome"), 2)
+    _record(mini, "tr:9", LINES[2], 9)
+    _record(mini, "tr:x", "anything", None)                       # no line: not compared
+    _record(mini, "tr:y", "anything", 1, "transcripts/not-shipped.jsonl")
+    _ship(mini, "log:t", "\n".join(LINES) + "\n")
+    rows = run_query(mini.index(), "transcript-mismatch").rows
+    assert [(r.values["record"], r.values["line"], r.values["status"]) for r in rows] == [
+        ("tr:2", 2, "differs"), ("tr:9", 9, "past-end")]
+    assert rows[0].values["detail"] == ("column 34: the record has 'me\"}', "
+                                        "the payload 'ne\"}'")
+    assert rows[1].why == f"tr:9 quotes line 9 of {NAME}, but log:t has 3."
+    assert rows[0].refs == ("tr:2", "log:t") and len(rows[0].seqs) == 2
+
+
+def test_the_last_copy_of_a_transcript_is_the_one_compared(mini: Mini) -> None:
+    """A session saved twice as it grew: the first copy lacks the last line."""
+    _ship(mini, "log:early", LINES[0] + "\n")
+    for n, line in enumerate(LINES, 1):
+        _record(mini, f"tr:{n}", line, n)
+    _ship(mini, "log:late", "\n".join(LINES) + "\n")
+    assert _rows(mini) == []
+
+
+def test_a_redacted_transcript_is_one_unverifiable_row(mini: Mini) -> None:
+    for n, line in enumerate(LINES, 1):
+        _record(mini, f"tr:{n}", line, n)
+    t = _ship(mini, "log:t", "\n".join(LINES) + "\n")
+    mini.w.redact(t.payload.digest, reason="personal data", authority="DPO", run="run",
+                  stream="human")
+    rows = _rows(mini)
+    assert [r[:3] for r in rows] == [("tr:1", 1, "unverifiable")]
+    assert rows[0][3].startswith("payload redacted (personal data")
