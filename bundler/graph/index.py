@@ -80,6 +80,8 @@ class BundleIndex:
     node_of_individual: dict[str, str] = field(default_factory=dict)
     workflow_of_node: dict[str, str] = field(default_factory=dict)      # evidence -> workflow
     archive_memberships: dict[str, list[ArchiveEvent]] = field(default_factory=dict)
+    #: transcript name -> (line, seq) of each trace record that cites a line of it
+    records_of_transcript: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     _status_memo: dict[str, ClaimStatus] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -248,6 +250,9 @@ def build_index(bundle: LoadedBundle) -> BundleIndex:
             idx.redactions.setdefault(ev.target, ev)
         elif isinstance(ev, TraceRecordEvent):
             idx.trace_records[ev.id] = ev
+            if ev.source.line is not None:
+                idx.records_of_transcript.setdefault(ev.source.transcript, []).append(
+                    (ev.source.line, ev.seq))
         elif isinstance(ev, EvidenceNodeEvent):
             idx.evidence_nodes[ev.id] = ev
             for r in ev.records:

@@ -47,7 +47,9 @@ _EVENTS_MAPS = frozenset({"fitness_by_target", "edges_out", "edges_in", "archive
 _ID_MAPS = frozenset({"node_of_record", "node_of_individual", "workflow_of_node"})
 _IDS_MAPS = frozenset({"children", "used_by", "superseded_by", "derived_claims", "cited_by",
                        "applied_by"})
-_MAPS = _EVENT_MAPS | _EVENTS_MAPS | _ID_MAPS | _IDS_MAPS
+#: ... and plain data, encoded as it is: (line, seq) pairs of the records of a transcript.
+_DATA_MAPS = frozenset({"records_of_transcript"})
+_MAPS = _EVENT_MAPS | _EVENTS_MAPS | _ID_MAPS | _IDS_MAPS | _DATA_MAPS
 
 
 class PageDeps:

@@ -46,13 +46,15 @@ class ViewerJob:
     #: verification's prefix hashes): the bytes shown are held to it, since the bundle's
     #: stamp is only as fine as the file system's clock.  None: no such hash was taken.
     expect: str | None = None
+    #: (line, href) of the trace record that quotes each row, for a JSON Lines viewer
+    rows: tuple[tuple[int, str], ...] = ()
 
     @property
     def key(self) -> tuple[object, ...]:
         """What the page fingerprint hashes: every input but ``src`` and ``code``, which
         the digest and the media type and name decide."""
         return ("verified", self.digest, self.size, self.media_type, self.name, self.href,
-                self.shown, self.head)
+                self.shown, self.head, self.rows)
 
     def run(self) -> Viewer:
         """The viewer, made once per process for artifacts that share a payload."""
@@ -64,7 +66,8 @@ class ViewerJob:
         data = read_head(self.src, self.head)
         require_digest(self.src, hashlib.sha256(data).hexdigest(), self.expect)
         value = render_payload(data, self.media_type, self.name, file_href=self.href,
-                               max_bytes=self.shown, total_size=self.size)
+                               max_bytes=self.shown, total_size=self.size,
+                               row_links=dict(self.rows))
         _remember(memo_key, value)
         return value
 
@@ -75,7 +78,8 @@ class ViewerJob:
             return self.key
         lexer = type(pick_lexer(self.name, self.media_type))
         return ("verified", self.digest, self.size, self.media_type,
-                f"{lexer.__module__}.{lexer.__qualname__}", self.href, self.shown, self.head)
+                f"{lexer.__module__}.{lexer.__qualname__}", self.href, self.shown, self.head,
+                self.rows)
 
 
 def _remember(key: tuple[object, ...], value: Viewer) -> None:

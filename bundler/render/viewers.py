@@ -10,6 +10,7 @@ file is offered as a download instead of being handed to the image decoder.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from markupsafe import Markup
@@ -166,13 +167,16 @@ def _html(p: Payload) -> Viewer:
 
 def render_payload(data: bytes | None, media_type: str, name: str | None, *,
                    file_href: str | None, max_bytes: int = 262_144, max_rows: int = 500,
-                   total_size: int | None = None) -> Viewer:
+                   total_size: int | None = None,
+                   row_links: Mapping[int, str] | None = None) -> Viewer:
     """Choose and run the viewer for one payload.
 
     ``data`` is None when the bytes are unavailable (the page explains why).
     ``data`` may be only the head of the file: then pass ``total_size``;
     without it ``data`` is taken to be the whole payload.  ``file_href`` is the
     relative URL of the full file in the site, or None if it was not copied.
+    ``row_links``: row number -> link, for the rows of a JSON Lines viewer (each to the
+    trace record that quotes it).
     """
     if data is None:
         return _unavailable("The content of this payload is not available.")
@@ -189,7 +193,7 @@ def render_payload(data: bytes | None, media_type: str, name: str | None, *,
     if category == "json":
         return json_viewer(p)
     if category == "rows":
-        return rows_viewer(p)
+        return rows_viewer(p, row_links or {})
     if category == "diff":
         return diff_viewer(p)
     if category == "code":

@@ -19,6 +19,7 @@ only at newlines: U+2028 and the like are JSON's business, not a row end.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from markupsafe import Markup, escape
 
@@ -57,15 +58,25 @@ def _rows(p: Payload) -> tuple[list[str], bool, bool]:
     return [r.removesuffix("\r").removeprefix(rs) for r in rows], not p.complete, replaced
 
 
-def _bad_row(n: int, row: str, why: str) -> str:
+def _bad_row(label: str, row: str, why: str) -> str:
     shown = row if len(row) <= MAX_STRING else row[:MAX_STRING] + "\u2026"
-    return (f'<li class="row-bad"><span class="json-index">row {n}</span>: '
+    return (f'<li class="row-bad">{label}: '
             f'<span class="json-more">not JSON ({escape(why)})</span>'
             f'<pre class="raw">{escape(shown)}</pre></li>')
 
 
-def rows_viewer(p: Payload) -> Viewer:
-    """The rows of a JSON Lines payload, in order, until a cap; the rest is a link."""
+def _label(n: int, links: Mapping[int, str]) -> str:
+    href = links.get(n)
+    if href is None:
+        return f'<span class="json-index">row {n}</span>'
+    return (f'<a class="json-index" href="{escape(href)}" title="The trace record that '
+            f'quotes row {n}">row {n}</a>')
+
+
+def rows_viewer(p: Payload, links: Mapping[int, str] | None = None) -> Viewer:
+    """The rows of a JSON Lines payload, in order, until a cap; the rest is a link.
+    ``links``: row number -> the link its label gets (the trace record quoting it)."""
+    links = links or {}
     rows, cut, replaced = _rows(p)
     tree = JsonTree(MAX_NODES)
     out = tree.out
@@ -84,14 +95,16 @@ def rows_viewer(p: Payload) -> Viewer:
             value, repeats = parse_json(row)
         except json.JSONDecodeError as exc:
             bad.append(n)
-            out.append(_bad_row(n, row, f"column {exc.colno}: {exc.msg}"))
+            out.append(_bad_row(_label(n, links), row, f"column {exc.colno}: {exc.msg}"))
         except (ValueError, RecursionError):
             bad.append(n)
-            out.append(_bad_row(n, row, "not a document this viewer can parse"))
+            out.append(_bad_row(_label(n, links), row, "not a document this viewer can parse"))
         else:
             repeated = repeated or repeats
-            out.append("<li>")
-            tree.node(f'<span class="json-index">row {n}</span>: ', value, 0)
+            # the label before the tree, not in its <summary>: a link inside the control
+            # that opens and closes a row is a control inside a control
+            out.append(f'<li class="row"><span class="row-label">{_label(n, links)}:</span>')
+            tree.node("", value, 0)
             out.append("</li>")
         size += sum(len(s) for s in out[start:])
     more = shown < len(rows) or cut

@@ -143,6 +143,13 @@ def _group_old(w: BundleWriter, o: Old) -> None:
              label="late phase", members=["t-node", o.evidence_node])
 
 
+def _record_quotes_old(w: BundleWriter, o: Old) -> None:
+    """A trace record quoting line 1 of a transcript the old artifact ships under."""
+    assert o.other.name
+    w.append("trace_record", id="t-quote", run=o.run, stream=o.stream, raw="{}",
+             source={"transcript": o.other.name, "line": 1}, record_kind="message")
+
+
 SCENARIOS: dict[str, Callable[[BundleWriter, Old], None]] = {
     "verdict-on-claim": _verdict_on_claim,
     "fitness-on-artifact": _fitness_on_artifact,
@@ -154,6 +161,7 @@ SCENARIOS: dict[str, Callable[[BundleWriter, Old], None]] = {
     "archive-old": _archive_old,
     "redact-old": _redact_old,
     "group-old": _group_old,
+    "record-quotes-old": _record_quotes_old,
 }
 
 #: Pages each scenario must make again (not carry over on their reads).
@@ -168,6 +176,7 @@ TOUCHED: dict[str, Callable[[Old], list[str]]] = {
     "archive-old": lambda o: [artifact_href(o.artifact.id)],
     "redact-old": lambda o: [artifact_href(o.artifact.id)],
     "group-old": lambda o: [],
+    "record-quotes-old": lambda o: [artifact_href(o.other.id)],
 }
 
 

@@ -6,10 +6,11 @@ import json
 import re
 from html import unescape
 
+from bundler.render.viewers import render_payload
 from bundler.render.viewers_json import MAX_NODES, REPEATED_NOTE
 from bundler.render.viewers_rows import MAX_ROWS
 
-from .test_markdown import HOSTILE
+from .test_markdown import HOSTILE, assert_inert
 from .test_viewers import text_of, view
 
 JSONL = "application/x-ndjson"
@@ -17,7 +18,7 @@ JSONL = "application/x-ndjson"
 
 def rows_of(html: str) -> list[int]:
     """The numbers of the rows shown, in page order."""
-    return [int(n) for n in re.findall(r'<span class="json-index">row (\d+)</span>', html)]
+    return [int(n) for n in re.findall(r'class="json-index"[^>]*>row (\d+)</', html)]
 
 
 def test_every_row_is_a_tree_in_order_with_its_members_shown() -> None:
@@ -113,3 +114,14 @@ def test_a_repeated_key_shows_every_value_marked_in_a_row() -> None:
     assert '"role": "user"' in text and '"role": "assistant"' in text
     assert html.count('<span class="json-dup">repeated key</span>') == 2
     assert v.note == REPEATED_NOTE and rows_of(html) == [1, 2]
+
+
+def test_rows_with_a_link_are_labelled_with_it_and_the_rest_are_not() -> None:
+    data = b'{"a": 1}\nnot json\n{"c": 3}\n'
+    links = {1: '../events/page-0001.html#e7"><script>', 2: "../events/page-0001.html#e9"}
+    v = render_payload(data, JSONL, "s.jsonl", file_href="x", row_links=links)
+    html = str(v.html)
+    assert_inert(html)
+    assert re.findall(r'<a class="json-index" href="([^"]*)"', html) == [
+        "../events/page-0001.html#e7&#34;&gt;&lt;script&gt;", "../events/page-0001.html#e9"]
+    assert '<span class="json-index">row 3</span>' in html and rows_of(html) == [1, 2, 3]

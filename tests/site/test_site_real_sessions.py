@@ -26,10 +26,11 @@ from fixtures.builders import make_signer
 from fixtures.real_sessions import JSON_LINES, Session, write_real_sessions
 from site_helpers import BuiltSite, build
 
+from bundler.graph.index import BundleIndex
 from bundler.query import run_query
 from bundler.query.loading import open_index
 from bundler.render.pages.events import RAW_PREVIEW
-from bundler.render.urls import artifact_href
+from bundler.render.urls import artifact_href, event_href
 from bundler.shown import on_page
 from bundler.verify import VerifyOptions
 from bundler.verify.result import Trust
@@ -38,7 +39,18 @@ from bundler.verify.result import Trust
 TOOLS = {"claude-code", "codex", "swe-agent", "openhands"}
 _RAW = re.compile(r'<details class="trace-record"><summary>Raw source record</summary>'
                   r'<pre class="raw">(.*?)</pre>', re.S)
-_ROW = re.compile(r'<span class="json-index">row (\d+)</span>')
+_ROW = re.compile(r'<a class="json-index" href="([^"]+)"[^>]*>row (\d+)</a>')
+
+
+_INDEX: dict[Path, BundleIndex] = {}
+
+
+def idx_of(built: BuiltSite) -> BundleIndex:
+    """The index of the bundle (verified once per module)."""
+    if built.bundle not in _INDEX:
+        with ExitStack() as stack:
+            _INDEX[built.bundle] = open_index(built.bundle, VerifyOptions(), stack)[1]
+    return _INDEX[built.bundle]
 
 
 @pytest.fixture(scope="module")
@@ -80,11 +92,10 @@ def test_each_record_quotes_its_line_of_the_shipped_session(
     """transcript-mismatch compares every record with the payload line it cites (both
     are the real line here), and the site's audit page says so."""
     sessions, built = real
-    with ExitStack() as stack:
-        _, idx = open_index(built.bundle, VerifyOptions(), stack)
-        cited = {r.source.transcript for r in idx.trace_records.values()}
-        assert cited == {idx.by_id[s.individual].name for s in sessions if s.records}
-        assert run_query(idx, "transcript-mismatch").rows == ()
+    idx = idx_of(built)
+    cited = {r.source.transcript for r in idx.trace_records.values()}
+    assert cited == {idx.by_id[s.individual].name for s in sessions if s.records}
+    assert run_query(idx, "transcript-mismatch").rows == ()
     page = (built.site / "audit" / "transcript-mismatch.html").read_text(encoding="utf-8")
     assert '<p class="callout callout-ok">No rows: nothing in this bundle matches.</p>' in page
 
@@ -95,8 +106,15 @@ def test_json_lines_sessions_read_row_by_row_with_no_row_torn(
     for s in (s for s in sessions if s.path.suffix in JSON_LINES):
         html = (built.site / artifact_href(s.individual)).read_text(encoding="utf-8")
         viewer = html[html.index('<div class="viewer viewer-rows">'):]
-        rows = [int(n) for n in _ROW.findall(viewer)]
+        found = _ROW.findall(viewer)
+        rows = [int(n) for _, n in found]
         assert len(rows) >= 50 and rows == list(range(1, len(rows) + 1)), (s.tool, rows[:5])
+        # each row links to the record that quotes it, on the log page that shows it
+        seqs = {rid: ev.seq for rid, ev in idx_of(built).trace_records.items()}
+        assert [href for href, _ in found] == [
+            "../" + event_href(seqs[rid]) for rid in s.records[:len(rows)]], s.tool
+        assert (f"{len(s.records)} trace records in the log quote lines 1–{len(s.records)} "
+                f"of <code>{idx_of(built).by_id[s.individual].name}</code>") in html
         assert "row-bad" not in viewer and "not JSON" not in html, s.tool
         text = unescape(re.sub(r"<[^>]+>", "", viewer))
         for line in s.lines[:20]:          # each row's members are on the page, by name

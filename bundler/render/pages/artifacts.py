@@ -22,6 +22,7 @@ from bundler.render.pages.lists import cut
 from bundler.render.urls import artifact_href, event_href, payload_href, slug
 from bundler.render.viewer_jobs import ViewerJob
 from bundler.render.viewers import render_payload, viewer_category
+from bundler.render.viewers_rows import MAX_ROWS
 from bundler.verify.result import PayloadState
 
 #: Media types whose bytes must be served with a matching file extension on
@@ -86,7 +87,32 @@ def file_copy_path(digest: str, media_type: str) -> str | None:
     return f"files/{digest.partition(':')[2]}.{ext}" if ext else None
 
 
-def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Deferred | None:
+def _quoted(ctx: BuildContext, art: IndividualEvent) -> tuple[str, list[tuple[int, int]]] | None:
+    """The transcript name this artifact ships under and the (line, seq) of the trace
+    records that quote it (the payload's file name first, then the artifact's name)."""
+    names = (art.payload.name if art.payload else None, art.name)
+    for name in dict.fromkeys(n for n in names if n):
+        records = ctx.idx.records_of_transcript.get(name)
+        if records:
+            return name, records
+    return None
+
+
+def _quoted_facts(quoted: tuple[str, list[tuple[int, int]]] | None,
+                  path: str) -> dict[str, object] | None:
+    if quoted is None:
+        return None
+    name, records = quoted
+    up = "../" * path.count("/")
+    lines = [line for line, _ in records]
+    first, last = records[0][1], records[-1][1]
+    return {"name": name, "count": len(records), "low": min(lines), "high": max(lines),
+            "first_seq": first, "first": up + event_href(first),
+            "last_seq": last, "last": up + event_href(last)}
+
+
+def _viewer(ctx: BuildContext, art: IndividualEvent, path: str,
+            quoted: tuple[str, list[tuple[int, int]]] | None = None) -> Deferred | None:
     """The payload viewer, computed only if the page is rendered (not reused).
 
     Its key names every input: the payload commitment (bytes are verified
@@ -112,9 +138,15 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str) -> Deferred | No
     category = viewer_category(media_type, payload.name)
     shown = CODE_MAX_BYTES if category == "code" else TEXT_MAX_BYTES
     head = shown * PARSE_FACTOR if category in ("json", "csv", "rows") else shown
+    rows: dict[int, str] = {}
+    if category == "rows" and quoted is not None:
+        up = "../" * path.count("/")
+        for line, seq in quoted[1]:
+            if line <= MAX_ROWS:            # the rows a viewer can show; the first record
+                rows.setdefault(line, up + event_href(seq))
     job = ViewerJob(payload.digest, status.size, media_type, payload.name, href,
                     shown, head, str(ctx.bundle.root / status.path), category == "code",
-                    status.held_hash(head))
+                    status.held_hash(head), tuple(sorted(rows.items())))
     return Deferred(job.key, job.run, job)
 
 
@@ -158,10 +190,12 @@ def _artifact(ctx: BuildContext, art: IndividualEvent) -> Page:
     cited_by, cited_by_more, cited_by_all = cut(ctx, "artifact", "cited-by", art, path)
     later, later_more, later_all = cut(ctx, "artifact", "later-versions", art, path)
     trace, trace_more, trace_all = cut(ctx, "artifact", "trace", art, path)
+    quoted = _quoted(ctx, art)
     return Page(path, "pages/artifact.html", art.name or art.id, "artifacts", {
         "art": art,
         "status": status,
-        "viewer": _viewer(ctx, art, path),
+        "viewer": _viewer(ctx, art, path, quoted),
+        "quoted": _quoted_facts(quoted, path),
         "producer": ({"ref": ctx.ref(producer.id, path), "op": producer.custom_type or producer.op,
                       "outcome": producer.outcome, "tool": producer.tool, "agent": producer.agent,
                       "stream": ctx.ref(producer.stream, path),
