@@ -134,13 +134,13 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str,
                                                     file_href=None))
     media_type = status.media_type
     copy = file_copy_path(payload.digest, media_type)
-    href = "../" * path.count("/") + (copy or payload_href(payload.digest))
+    up = "../" * path.count("/")
+    href = up + (copy or payload_href(payload.digest))
     category = viewer_category(media_type, payload.name)
     shown = CODE_MAX_BYTES if category == "code" else TEXT_MAX_BYTES
     head = shown * PARSE_FACTOR if category in ("json", "csv", "rows") else shown
     rows: dict[int, str] = {}
     if category == "rows" and quoted is not None:
-        up = "../" * path.count("/")
         for line, seq in quoted[1]:
             if line <= MAX_ROWS:            # the rows a viewer can show; the first record
                 rows.setdefault(line, up + event_href(seq))
