@@ -17,8 +17,10 @@ from collections.abc import Callable
 from pathlib import PurePosixPath
 
 import pytest
-from fixtures.hostile import EVIL_HOST, HostileBundle
+from fixtures.hostile import EVIL_HOST, JSONL_ID, QUOTE_IDS, HostileBundle
 from site_helpers import CSP, EXAMPLES, EXTERNAL_REL, BuiltSite, PageScan
+
+from bundler.render.urls import artifact_href
 
 Scans = Callable[[BuiltSite], dict[str, PageScan]]
 OUR_SCRIPTS = {"assets/theme-init.js", "assets/site.js"}
@@ -108,6 +110,26 @@ def test_hostile_strings_are_shown_as_text(hostile: tuple[HostileBundle, BuiltSi
             vector = attack.split(" ", 2)[2]
             if "<" in vector and vector in raw:
                 pytest.fail(f"{page}: unescaped attack from {where!r}: {vector!r}")
+
+
+def test_a_hostile_transcript_is_shown_row_by_row_and_checked_against_its_records(
+        hostile: tuple[HostileBundle, BuiltSite]) -> None:
+    """Its rows (a repeated key, a torn row) reach the JSON Lines viewer, its records the
+    page's section and the transcript-mismatch audit page: all as text (the test above
+    holds every page to that)."""
+    bundle, built = hostile
+    page = (built.site / artifact_href(JSONL_ID)).read_text(encoding="utf-8")
+    assert page.count('<span class="json-dup">repeated key</span>') == 2
+    assert 'class="row-bad"' in page and "Row 2 is not JSON; shown as text." in page
+    assert re.search(r'<a class="json-index" href="\.\./events/page-0001\.html#e\d+"[^>]*>'
+                     r'row 1</a>', page)
+    assert "2 trace records in the log quote lines 1–9 of <code>" in page
+    audit = (built.site / "audit" / "transcript-mismatch.html").read_text(encoding="utf-8")
+    text = html.unescape(re.sub(r"<[^>]+>", " ", audit))
+    for rid, status in zip(QUOTE_IDS, ("differs", "past-end"), strict=True):
+        assert re.search(rf"{re.escape(rid)}\s.*?\s{status}\s", text, re.S), (rid, status)
+    marker = bundle.attacks["trace raw quoting the transcript otherwise"].split()[0]
+    assert f"the record has '{marker}" in text
 
 
 def test_hostile_search_data_cannot_break_out(hostile: tuple[HostileBundle, BuiltSite]) -> None:
