@@ -107,6 +107,7 @@ def _quoted_facts(quoted: tuple[str, list[tuple[int, int]]] | None,
     lines = [line for line, _ in records]
     first, last = records[0][1], records[-1][1]
     return {"name": name, "count": len(records), "low": min(lines), "high": max(lines),
+            "lines": len(set(lines)),
             "first_seq": first, "first": up + event_href(first),
             "last_seq": last, "last": up + event_href(last)}
 
