@@ -197,7 +197,7 @@ def hostile_bodies(mark: str) -> dict[str, bytes]:
                             + m.replace(b"'", b"\\u0027")
                             + b'", "n": [1e999, -0, 9007199254740993, {"": null}]}',
         "application/x-ndjson": b'{"role": "</li></ol><script>alert(1)</script>", "role": "'
-                                + m.replace(b"'", b"\u0027") + b'"}\n{"torn": "<img src=x '
+                                + m.replace(b"'", b"\\u0027") + b'"}\n{"torn": "<img src=x '
                                 b'onerror=alert(1)>\n\n\x1e[{"<svg onload=alert(1)>": '
                                 b'[[[[1e999]]]]}]\r\n' + b'{"k": 1}\n' * 3000,
         "text/x-python": b"</pre></code></textarea><script>alert(1)</script>" + m + b"\n" * 3
