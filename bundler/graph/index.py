@@ -82,6 +82,9 @@ class BundleIndex:
     archive_memberships: dict[str, list[ArchiveEvent]] = field(default_factory=dict)
     #: transcript name -> (line, seq) of each trace record that cites a line of it
     records_of_transcript: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
+    #: transcript name a trace record cites -> the artifact that ships it: the last in the
+    #: log named so, or whose payload is (a session saved again as it grew)
+    transcript_artifacts: dict[str, str] = field(default_factory=dict)
     _status_memo: dict[str, ClaimStatus] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -216,6 +219,8 @@ def _add(d: dict[str, list[str]], key: str, value: str) -> None:
 def build_index(bundle: LoadedBundle) -> BundleIndex:
     idx = BundleIndex(bundle)
     fit_by: defaultdict[str, list[FitnessEvent]] = defaultdict(list)
+    shipped: dict[str, str] = {}      # file or artifact name -> the last artifact so named
+    cited: set[str] = set()           # transcripts trace records cite
     for ev in bundle.events:
         idx.by_id.setdefault(ev.id, ev)
         if isinstance(ev, ClaimEvent):
@@ -227,6 +232,10 @@ def build_index(bundle: LoadedBundle) -> BundleIndex:
                 _add(idx.derived_claims, d, ev.id)
         elif isinstance(ev, IndividualEvent):
             idx.individuals[ev.id] = ev
+            if ev.payload is not None:
+                for name in (ev.name, ev.payload.name):
+                    if name:
+                        shipped[name] = ev.id
         if isinstance(ev, IndividualEvent):
             if ev.produced_by:
                 _add(idx.children, ev.produced_by, ev.id)
@@ -250,6 +259,7 @@ def build_index(bundle: LoadedBundle) -> BundleIndex:
             idx.redactions.setdefault(ev.target, ev)
         elif isinstance(ev, TraceRecordEvent):
             idx.trace_records[ev.id] = ev
+            cited.add(ev.source.transcript)
             if ev.source.line is not None:
                 idx.records_of_transcript.setdefault(ev.source.transcript, []).append(
                     (ev.source.line, ev.seq))
@@ -272,4 +282,6 @@ def build_index(bundle: LoadedBundle) -> BundleIndex:
         elif isinstance(ev, StreamEvent):
             idx.streams[ev.id] = ev
     idx.fitness_by_target = TrackedDict("fitness_by_target", fit_by)
+    idx.transcript_artifacts = TrackedDict("transcript_artifacts", {
+        name: shipped[name] for name in sorted(cited) if name in shipped})
     return idx

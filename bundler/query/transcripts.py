@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from bundler.graph.index import BundleIndex
-from bundler.model.events import ClaimEvent, IndividualEvent, TraceRecordEvent
+from bundler.model.events import IndividualEvent, TraceRecordEvent
 from bundler.query.model import QueryResult, QueryRow, row
 from bundler.query.regex_guard import RegexRunner
 from bundler.query.values import FieldReader, Resolved
@@ -29,18 +29,6 @@ from bundler.query.values import FieldReader, Resolved
 COLUMNS = ("record", "transcript", "line", "artifact", "status", "detail")
 #: Characters of each side shown where a record and its line first differ.
 SHOWN = 40
-
-
-def _shipped(idx: BundleIndex) -> dict[str, IndividualEvent]:
-    """Transcript name -> the last artifact in the log that ships it."""
-    out: dict[str, IndividualEvent] = {}
-    for ind in idx.individuals.values():
-        if isinstance(ind, ClaimEvent) or ind.payload is None:
-            continue
-        for name in dict.fromkeys((ind.name, ind.payload.name)):
-            if name:
-                out[name] = ind
-    return out
 
 
 def _first_difference(a: str, b: str) -> int:
@@ -56,7 +44,7 @@ def transcript_mismatch(idx: BundleIndex, arg: str | None) -> QueryResult:
     ``status``: ``differs`` (``detail`` shows the first difference), ``past-end``, or
     ``unverifiable`` (one row per transcript whose payload is redacted, missing or not
     UTF-8 text, naming its first record).  Records that agree are not listed."""
-    shipped = _shipped(idx)
+    shipped = idx.transcript_artifacts
     cited: dict[str, list[TraceRecordEvent]] = {}
     for rec in idx.trace_records.values():
         if rec.source.line is not None and rec.source.transcript in shipped:
@@ -65,7 +53,7 @@ def transcript_mismatch(idx: BundleIndex, arg: str | None) -> QueryResult:
     with RegexRunner() as regex:           # never started: no field here is a pattern
         reader = FieldReader(idx, regex)
         for name, records in cited.items():
-            ind = shipped[name]
+            ind = idx.individuals[shipped[name]]
             text = reader.payload_text(ind)
             rows += (_unreadable(name, ind, records, text) if isinstance(text, Resolved)
                      else _compare(name, ind, records, text))

@@ -44,7 +44,8 @@ _EVENT_MAPS = frozenset({"by_id", "streams", "individuals", "claims", "operators
                          "redactions", "trace_records", "evidence_nodes", "workflow_nodes"})
 _EVENTS_MAPS = frozenset({"fitness_by_target", "edges_out", "edges_in", "archives",
                           "archive_memberships"})
-_ID_MAPS = frozenset({"node_of_record", "node_of_individual", "workflow_of_node"})
+_ID_MAPS = frozenset({"node_of_record", "node_of_individual", "workflow_of_node",
+                      "transcript_artifacts"})
 _IDS_MAPS = frozenset({"children", "used_by", "superseded_by", "derived_claims", "cited_by",
                        "applied_by"})
 #: ... and plain data, encoded as it is: (line, seq) pairs of the records of a transcript.

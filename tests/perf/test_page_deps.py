@@ -30,7 +30,7 @@ from bundler.render import page_deps as page_deps_mod
 from bundler.render.chunks import RenderJob
 from bundler.render.pages import artifacts as artifacts_mod
 from bundler.render.pages.plan import PageTask
-from bundler.render.urls import artifact_href, claim_href
+from bundler.render.urls import artifact_href, claim_href, event_page
 from bundler.synth import generate
 from bundler.verify import VerifyOptions, verify_bundle
 from bundler.verify.result import PayloadState
@@ -55,6 +55,8 @@ class Old:
     evidence_node: str
     workflow_node: str
     trace: str
+    trace_seq: int
+    transcript: str              # the one the trace record quotes (not shipped)
 
 
 def _old(bundle: Path) -> Old:
@@ -66,10 +68,12 @@ def _old(bundle: Path) -> Old:
         art = next(i for i in plain if i.payload is not None and i.id in idx.cited_by
                    and idx.payload_state(i) is PayloadState.VERIFIED)
         other = next(i for i in plain if i.id != art.id and i.id not in idx.cited_by)
+        trace = next(iter(idx.trace_records.values()))
+        assert trace.source.transcript not in idx.transcript_artifacts
         return Old(run=idx.runs[0].id, stream=claim.stream, claim=claim, artifact=art,
                    other=other, evidence_node=next(iter(idx.evidence_nodes)),
                    workflow_node=next(iter(idx.workflow_nodes)),
-                   trace=next(iter(idx.trace_records)))
+                   trace=trace.id, trace_seq=trace.seq, transcript=trace.source.transcript)
 
 
 def _grown(base: Path, dst: Path, touch: Callable[[BundleWriter, Old], None]) -> Path:
@@ -150,6 +154,14 @@ def _record_quotes_old(w: BundleWriter, o: Old) -> None:
              source={"transcript": o.other.name, "line": 1}, record_kind="message")
 
 
+def _ship_quoted_transcript(w: BundleWriter, o: Old) -> None:
+    """The transcript an old trace record quotes, shipped at last: the record's log page
+    links to it now."""
+    ref = w.put_payload(b"{}\n", "application/x-ndjson", o.transcript)
+    w.append("individual", id="t-transcript", run=o.run, stream=o.stream, kind="transcript",
+             name="late transcript", payload=ref.model_dump(exclude_defaults=True))
+
+
 SCENARIOS: dict[str, Callable[[BundleWriter, Old], None]] = {
     "verdict-on-claim": _verdict_on_claim,
     "fitness-on-artifact": _fitness_on_artifact,
@@ -162,6 +174,7 @@ SCENARIOS: dict[str, Callable[[BundleWriter, Old], None]] = {
     "redact-old": _redact_old,
     "group-old": _group_old,
     "record-quotes-old": _record_quotes_old,
+    "ship-quoted-transcript": _ship_quoted_transcript,
 }
 
 #: Pages each scenario must make again (not carry over on their reads).
@@ -177,6 +190,7 @@ TOUCHED: dict[str, Callable[[Old], list[str]]] = {
     "redact-old": lambda o: [artifact_href(o.artifact.id)],
     "group-old": lambda o: [],
     "record-quotes-old": lambda o: [artifact_href(o.other.id)],
+    "ship-quoted-transcript": lambda o: [event_page(o.trace_seq)],
 }
 
 

@@ -100,6 +100,20 @@ def test_each_record_quotes_its_line_of_the_shipped_session(
     assert '<p class="callout callout-ok">No rows: nothing in this bundle matches.</p>' in page
 
 
+def test_each_record_links_to_the_session_it_quotes(
+        real: tuple[list[Session], BuiltSite]) -> None:
+    """On the log pages, every trace record names the artifact that ships its transcript
+    (and the artifact's own event links to its page too)."""
+    sessions, built = real
+    pages = "".join(p.read_text(encoding="utf-8")
+                    for p in sorted((built.site / "events").glob("page-*.html")))
+    for s in sessions:
+        link = f'href="../{artifact_href(s.individual)}"'
+        assert pages.count(link) == len(s.records) + 1, s.tool
+    assert pages.count('<span class="ref-field">transcript</span>') == \
+        sum(len(s.records) for s in sessions)
+
+
 def test_json_lines_sessions_read_row_by_row_with_no_row_torn(
         real: tuple[list[Session], BuiltSite]) -> None:
     sessions, built = real
