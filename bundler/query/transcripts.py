@@ -23,8 +23,7 @@ from collections.abc import Iterable
 from bundler.graph.index import BundleIndex
 from bundler.model.events import IndividualEvent, TraceRecordEvent
 from bundler.query.model import QueryResult, QueryRow, row
-from bundler.query.regex_guard import RegexRunner
-from bundler.query.values import FieldReader, Resolved
+from bundler.query.values import Resolved, payload_text
 
 COLUMNS = ("record", "transcript", "line", "artifact", "status", "detail")
 #: Characters of each side shown where a record and its line first differ.
@@ -50,13 +49,11 @@ def transcript_mismatch(idx: BundleIndex, arg: str | None) -> QueryResult:
         if rec.source.line is not None and rec.source.transcript in shipped:
             cited.setdefault(rec.source.transcript, []).append(rec)
     rows: list[QueryRow] = []
-    with RegexRunner() as regex:           # never started: no field here is a pattern
-        reader = FieldReader(idx, regex)
-        for name, records in cited.items():
-            ind = idx.individuals[shipped[name]]
-            text = reader.payload_text(ind)
-            rows += (_unreadable(name, ind, records, text) if isinstance(text, Resolved)
-                     else _compare(name, ind, records, text))
+    for name, records in cited.items():
+        ind = idx.individuals[shipped[name]]
+        text = payload_text(idx, ind)
+        rows += (_unreadable(name, ind, records, text) if isinstance(text, Resolved)
+                 else _compare(name, ind, records, text))
     return QueryResult("transcript-mismatch", COLUMNS, tuple(rows))
 
 

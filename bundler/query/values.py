@@ -96,37 +96,14 @@ class FieldReader:
         self._json: dict[str, Any] = {}
 
     # ------------------------------------------------------------ payloads
-    def payload_text(self, ind: IndividualEvent) -> str | Resolved:
-        """The payload's text (UTF-8), read once per digest; or why it cannot be read."""
+    def _payload_text(self, ind: IndividualEvent) -> str | Resolved:
+        """:func:`payload_text`, read once per digest."""
         assert ind.payload is not None
         digest = ind.payload.digest
         cached = self._text.get(digest)
-        if cached is not None:
-            return cached
-        result: str | Resolved
-        st = self.idx.payload_status(ind)
-        if st is None or st.state is not PayloadState.VERIFIED or st.path is None:
-            state = st.state.value if st else "missing"
-            why = f"payload {state}, cannot recompute"
-            if st is not None and st.state is PayloadState.REDACTED:
-                why = f"payload redacted ({st.reason}; authority: {st.authority}), cannot recompute"
-            elif st is not None and st.state is PayloadState.LEAKED:
-                why = "payload was redacted but its bytes were shipped (leaked); not read"
-            result = Resolved(UNVERIFIABLE, None, why)
-        elif st.size > MAX_PAYLOAD:
-            result = Resolved(UNVERIFIABLE, None,
-                              f"payload larger than {MAX_PAYLOAD:,} bytes, not recomputed")
-        else:
-            try:
-                with open_regular(self.idx.bundle.root / st.path) as fh:
-                    data = fh.read()
-                result = data.decode("utf-8-sig")
-            except OSError as exc:
-                result = Resolved(UNVERIFIABLE, None, f"payload unreadable: {exc.strerror}")
-            except UnicodeDecodeError:
-                result = Resolved(UNVERIFIABLE, None, "payload is not UTF-8 text")
-        self._text[digest] = result
-        return result
+        if cached is None:
+            cached = self._text[digest] = payload_text(self.idx, ind)
+        return cached
 
     def _table(self, ind: IndividualEvent, delimiter: str) -> _Table | Resolved:
         assert ind.payload is not None
@@ -134,7 +111,7 @@ class FieldReader:
         cached = self._csv.get(digest)
         if cached is not None:
             return cached
-        text = self.payload_text(ind)
+        text = self._payload_text(ind)
         result: _Table | Resolved
         if isinstance(text, Resolved):
             result = text
@@ -155,7 +132,7 @@ class FieldReader:
         digest = ind.payload.digest
         if digest in self._json:
             return self._json[digest]
-        text = self.payload_text(ind)
+        text = self._payload_text(ind)
         result: Any
         if isinstance(text, Resolved):
             result = text
@@ -187,7 +164,7 @@ class FieldReader:
         assert ind.payload is not None
         media = media_base(ind.payload.media_type)
         if fld.startswith("re:"):
-            text = self.payload_text(ind)
+            text = self._payload_text(ind)
             if isinstance(text, Resolved):
                 return text
             m = self.regex.search(ind.payload.digest, text, fld[3:])
@@ -204,6 +181,29 @@ class FieldReader:
             return doc if isinstance(doc, Resolved) else _path(doc.value, fld)
         return Resolved(UNVERIFIABLE, None,
                         f"{media} has no field syntax; {fld!r} is a free-text locator")
+
+
+def payload_text(idx: BundleIndex, ind: IndividualEvent) -> str | Resolved:
+    """The text (UTF-8) of a verified payload, or why it cannot be read."""
+    st = idx.payload_status(ind)
+    if st is None or st.state is not PayloadState.VERIFIED or st.path is None:
+        state = st.state.value if st else "missing"
+        why = f"payload {state}, cannot recompute"
+        if st is not None and st.state is PayloadState.REDACTED:
+            why = f"payload redacted ({st.reason}; authority: {st.authority}), cannot recompute"
+        elif st is not None and st.state is PayloadState.LEAKED:
+            why = "payload was redacted but its bytes were shipped (leaked); not read"
+        return Resolved(UNVERIFIABLE, None, why)
+    if st.size > MAX_PAYLOAD:
+        return Resolved(UNVERIFIABLE, None,
+                        f"payload larger than {MAX_PAYLOAD:,} bytes, not recomputed")
+    try:
+        with open_regular(idx.bundle.root / st.path) as fh:
+            return fh.read().decode("utf-8-sig")
+    except OSError as exc:
+        return Resolved(UNVERIFIABLE, None, f"payload unreadable: {exc.strerror}")
+    except UnicodeDecodeError:
+        return Resolved(UNVERIFIABLE, None, "payload is not UTF-8 text")
 
 
 @dataclass(frozen=True)

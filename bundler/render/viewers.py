@@ -193,7 +193,7 @@ def render_payload(data: bytes | None, media_type: str, name: str | None, *,
     if category == "json":
         return json_viewer(p)
     if category == "rows":
-        return rows_viewer(p, row_links or {})
+        return rows_viewer(p, row_links)
     if category == "diff":
         return diff_viewer(p)
     if category == "code":

@@ -106,10 +106,12 @@ def events_page(ctx: BuildContext, p: int) -> Page:
             if field in ("run", "stream"):
                 continue
             refs.append({"field": field, "ref": ctx.ref(target, path)})
-        raw = ev.raw if isinstance(ev, TraceRecordEvent) else None
-        if isinstance(ev, TraceRecordEvent) and \
-                (shipped := ctx.idx.transcript_artifacts.get(ev.source.transcript)):
-            refs.append({"field": "transcript", "ref": ctx.ref(shipped, path)})
+        raw = None
+        if isinstance(ev, TraceRecordEvent):
+            raw = ev.raw
+            shipped = ctx.idx.transcript_artifacts.get(ev.source.transcript)
+            if shipped is not None:     # the artifact that ships the transcript it quotes
+                refs.append({"field": "transcript", "ref": ctx.ref(shipped, path)})
         extra: dict[str, Any] = {}   # free-form details, shown as JSON
         if ev.attributes:
             extra["attributes"] = ev.attributes
