@@ -35,7 +35,7 @@ from bundler.render.viewers_common import (
 )
 from bundler.render.viewers_json import MAX_NODES, MAX_STRING, REPEATED_NOTE, JsonTree
 
-__all__ = ["MAX_ROWS", "rows_viewer"]
+__all__ = ["MAX_ROWS", "row_anchor", "rows_viewer"]
 
 #: Rows shown at most; the values (``MAX_NODES``) and the page's text budget
 #: (``Payload.max_bytes`` of markup) usually end the list first.
@@ -58,11 +58,17 @@ def _rows(p: Payload) -> tuple[list[str], bool, bool]:
     return [r.removesuffix("\r").removeprefix(rs) for r in rows], not p.complete, replaced
 
 
-def _bad_row(label: str, row: str, why: str) -> str:
+def _bad_row(n: int, label: str, row: str, why: str) -> str:
     shown = row if len(row) <= MAX_STRING else row[:MAX_STRING] + "\u2026"
-    return (f'<li class="row-bad">{label}: '
+    return (f'<li class="row-bad" id="{row_anchor(n)}">{label}: '
             f'<span class="json-more">not JSON ({escape(why)})</span>'
             f'<pre class="raw">{escape(shown)}</pre></li>')
+
+
+def row_anchor(n: int) -> str:
+    """The id of row ``n`` (1-based, as the file's lines count): a trace record on the
+    log pages links to the row it quotes with it (``#row-7``)."""
+    return f"row-{n}"
 
 
 def _label(n: int, links: Mapping[int, str]) -> str:
@@ -95,15 +101,16 @@ def rows_viewer(p: Payload, links: Mapping[int, str] | None = None) -> Viewer:
             value, repeats = parse_json(row)
         except json.JSONDecodeError as exc:
             bad.append(n)
-            out.append(_bad_row(_label(n, links), row, f"column {exc.colno}: {exc.msg}"))
+            out.append(_bad_row(n, _label(n, links), row, f"column {exc.colno}: {exc.msg}"))
         except (ValueError, RecursionError):
             bad.append(n)
-            out.append(_bad_row(_label(n, links), row, "not a document this viewer can parse"))
+            out.append(_bad_row(n, _label(n, links), row, "not a document this viewer can parse"))
         else:
             repeated = repeated or repeats
             # the label before the tree, not in its <summary>: a link inside the control
             # that opens and closes a row is a control inside a control
-            out.append(f'<li class="row"><span class="row-label">{_label(n, links)}:</span>')
+            out.append(f'<li class="row" id="{row_anchor(n)}">'
+                       f'<span class="row-label">{_label(n, links)}:</span>')
             tree.node("", value, 0)
             out.append("</li>")
         size += sum(len(s) for s in out[start:])

@@ -43,10 +43,23 @@ def test_a_torn_row_is_marked_and_the_rows_after_it_are_still_trees() -> None:
     v = view(data, JSONL, "s.jsonl")
     html = str(v.html)
     assert rows_of(html) == [1, 2, 3, 5]           # the blank row 4 is left out, still counted
-    assert re.search(r'class="row-bad"><span class="json-index">row 2</span>', html)
+    assert re.search(r'class="row-bad" id="row-2"><span class="json-index">row 2</span>', html)
     assert '<pre class="raw">{&#34;text&#34;: &#34;cut off mid-wr</pre>' in html
     assert '"b"' in unescape(text_of(html)) and '"c"' in unescape(text_of(html))
     assert v.note == "Row 2 is not JSON; shown as text."
+
+
+def test_each_row_shown_is_the_target_of_its_number_and_nothing_else_is() -> None:
+    """A trace record on the log pages links to ``#row-N``: the id must be on row N,
+    torn or not, counted as the file's lines are (a blank line still counts)."""
+    data = b'{"a": 1}\n{"torn\n\n{"id": "row-1"}\n[4, {"row-2": 5}]\n'
+    html = str(view(data, JSONL, "s.jsonl").html)
+    ids = re.findall(r'\bid="([^"]*)"', html)
+    assert ids == ["row-1", "row-2", "row-4", "row-5"]
+    for n in (1, 2, 4, 5):
+        item = html[html.index(f'id="row-{n}"'):]
+        assert re.match(rf'id="row-{n}"><span class="(?:row-label|json-index)">'
+                        rf'(?:<span class="json-index">)?row {n}</span>', item), n
 
 
 def test_several_bad_rows_are_named_up_to_three() -> None:

@@ -102,14 +102,17 @@ def test_each_record_quotes_its_line_of_the_shipped_session(
 
 def test_each_record_links_to_the_session_it_quotes(
         real: tuple[list[Session], BuiltSite]) -> None:
-    """On the log pages, every trace record names the artifact that ships its transcript
-    (and the artifact's own event links to its page too)."""
+    """On the log pages, every trace record names the artifact that ships its transcript,
+    at the row it quotes (and the artifact's own event links to its page too)."""
     sessions, built = real
     pages = "".join(p.read_text(encoding="utf-8")
                     for p in sorted((built.site / "events").glob("page-*.html")))
     for s in sessions:
-        link = f'href="../{artifact_href(s.individual)}"'
+        link = f'href="../{artifact_href(s.individual)}'
+        assert pages.count(link + '"') == 1, s.tool
         assert pages.count(link) == len(s.records) + 1, s.tool
+        for line in range(1, len(s.records) + 1):
+            assert pages.count(f'{link}#row-{line}"') == 1, (s.tool, line)
     assert pages.count('<span class="ref-field">transcript</span>') == \
         sum(len(s.records) for s in sessions)
 
@@ -161,4 +164,16 @@ def test_real_session_pages_load_clean_in_chromium(real: tuple[list[Session], Bu
         page.goto((built.site / pages[0]).as_uri())
         assert rows.count() >= 50
         assert axe_serious(page) == []
+        # a record's transcript link opens the session at the row it quotes, in view
+        s = next(s for s in sessions if len(s.records) >= 40)
+        page_path, _, anchor = event_href(idx_of(built).trace_records[s.records[39]].seq) \
+            .partition("#")
+        page.goto((built.site / page_path).as_uri() + "#" + anchor)
+        page.locator(f'a[href$="{artifact_href(s.individual)}#row-40"]').click()
+        page.wait_for_url(f"**/{artifact_href(s.individual)}#row-40")
+        target = page.locator(":target")
+        assert target.get_attribute("id") == "row-40"
+        assert target.locator(".row-label").inner_text() == "row 40:"
+        assert target.evaluate("e => { const r = e.getBoundingClientRect();"
+                               " return r.top >= 0 && r.top < innerHeight; }")
         assert log.problems() == []
