@@ -1,8 +1,12 @@
 """JSON payloads as a collapsible tree of nested ``<details>``.
 
 The top two levels start open so a reviewer sees the shape at once; deeper
-levels start closed.  The number of rendered values is capped so a 50 MB
-log does not become a 500 MB page.
+levels start closed, except a block small enough to read at a glance
+(``OPEN_SMALL`` values in all).  In a real transcript row that is where the
+words are: a Claude Code message keeps its text in a one-item ``content``
+list at the third level, which a reader otherwise opened row after row.
+The number of rendered values is capped so a 50 MB log does not become a
+500 MB page.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ __all__ = ["MAX_NODES", "REPEATED_NOTE", "JsonTree", "count_nodes", "json_viewer
 
 MAX_NODES = 2_000
 OPEN_DEPTH = 2
+#: A block of at most this many values in all, itself included, starts open at any
+#: depth: a message's one-item content list, a usage record, a tool call's arguments.
+OPEN_SMALL = 12
 MAX_DEPTH = 64
 MAX_STRING = 1_000
 #: Parse at most this many times ``max_bytes``; larger files are shown as text.
@@ -39,11 +46,28 @@ def count_nodes(value: Any) -> int:
     while stack:
         v = stack.pop()
         if isinstance(v, dict | list):
-            children = [c for _, c in v] if isinstance(v, Repeated) else \
-                list(v.values()) if isinstance(v, dict) else v
+            children = _children(v)
             total += len(children)
             stack.extend(c for c in children if isinstance(c, dict | list))
     return total
+
+
+def _children(v: Any) -> list[Any]:
+    return [c for _, c in v] if isinstance(v, Repeated) else \
+        list(v.values()) if isinstance(v, dict) else v
+
+
+def is_small(value: Any, limit: int = OPEN_SMALL) -> bool:
+    """Does ``value`` hold at most ``limit`` values in all?  Stops counting past the
+    limit, so asking at every block of a large document costs no more than the limit."""
+    total, stack = 1, [value]
+    while stack:
+        v = stack.pop()
+        total += len(v)
+        if total > limit:
+            return False
+        stack.extend(c for c in _children(v) if isinstance(c, dict | list))
+    return True
 
 
 #: The note of a document with a repeated key.
@@ -94,7 +118,8 @@ class JsonTree:
         if depth >= MAX_DEPTH:
             out.append(summary + ' <span class="json-more">(nested too deeply to show)</span>')
             return
-        out.append(f'<details{" open" if depth < OPEN_DEPTH else ""}><summary>{summary}'
+        opened = depth < OPEN_DEPTH or is_small(v)
+        out.append(f'<details{" open" if opened else ""}><summary>{summary}'
                    '</summary><ul class="json-children">')
         repeated = v.repeated_keys() if isinstance(v, Repeated) else ()
         items = (v if isinstance(v, Repeated) else v.items() if isinstance(v, dict)

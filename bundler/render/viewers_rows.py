@@ -5,10 +5,10 @@ rows: a Claude Code line carries a whole tool result, a Codex rollout starts
 with a 30 KiB system prompt.  Shown as text, the first 32 KiB of a real Codex
 rollout were three rows, each cut off at the page's right edge, and what each
 row said (its type, role and content) was far to the right of the envelope
-every row repeats.  Here every row is a tree whose first two levels are open, so each
-member is on a line of its own and long strings wrap, as in the JSON viewer
-(:mod:`bundler.render.viewers_json`), whose caps apply: values in all, and the
-characters of each string.
+every row repeats.  Here every row is a tree whose first two levels are open, and
+every small block below them (a message's text), so each member is on a line of its
+own and long strings wrap, as in the JSON viewer (:mod:`bundler.render.viewers_json`),
+whose rules and caps apply: values in all, and the characters of each string.
 
 A row that is not JSON (a session killed while writing one, a tool's banner)
 is shown as its text, marked, and the rows after it as usual; a blank row is

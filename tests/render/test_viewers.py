@@ -18,7 +18,7 @@ from bundler.render.highlight import DARK_STYLE, LIGHT_STYLE, pygments_css
 from bundler.render.viewer_jobs import ViewerJob
 from bundler.render.viewers import HTML_SANDBOX_CSP, Viewer, render_payload, viewer_category
 from bundler.render.viewers_common import human_size
-from bundler.render.viewers_json import MAX_NODES, REPEATED_NOTE, count_nodes
+from bundler.render.viewers_json import MAX_NODES, OPEN_SMALL, REPEATED_NOTE, count_nodes
 from bundler.render.viewers_table import is_numeric, sniff_delimiter
 from bundler.render.viewers_text import HIGHLIGHT_LIMIT, diff_line_classes
 
@@ -236,9 +236,21 @@ def test_json_tree_hostile_keys_and_values() -> None:
     assert (v.kind, v.truncated, v.note) == ("json", False, "")
     s = scan(str(v.html))
     assert s.tags[0] == ("div", {"class": "json"})
-    # depth 0 and 1 open, deeper closed
-    assert [("open" in a) for a in s.named("details")] == [True, True, False, False]
+    # depth 0 and 1 open, and below them blocks this small
+    assert [("open" in a) for a in s.named("details")] == [True, True, True, True]
     assert str(v.html).count("&lt;script&gt;alert(1)&lt;/script&gt;") == 2
+
+
+def test_json_tree_opens_the_top_two_levels_and_small_blocks_below_them() -> None:
+    """Below depth 1 a block starts open only if it holds at most OPEN_SMALL values in
+    all (itself included), wherever it is, even inside a closed block."""
+    small = {"k": list(range(OPEN_SMALL - 2))}          # 1 + 1 + 10 values
+    big = {"k": list(range(OPEN_SMALL - 1))}            # 1 + 1 + 11
+    doc = {"a": {"small": small, "big": big, "wide": {"w": {**big, "in": small}}}}
+    s = scan(str(view(json.dumps(doc).encode(), "application/json", "r.json").html))
+    opened = [("open" in a) for a in s.named("details")]
+    # doc, a | small, small.k | big, big.k | wide, w, w.k, w.in, w.in.k
+    assert opened == [True, True, True, True, False, True, False, False, True, True, True]
 
 
 def test_plus_json_media_type_and_node_cap() -> None:

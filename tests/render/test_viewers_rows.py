@@ -7,7 +7,7 @@ import re
 from html import unescape
 
 from bundler.render.viewers import render_payload
-from bundler.render.viewers_json import MAX_NODES, REPEATED_NOTE
+from bundler.render.viewers_json import MAX_NODES, OPEN_SMALL, REPEATED_NOTE
 from bundler.render.viewers_rows import MAX_ROWS
 
 from .test_markdown import HOSTILE, assert_inert
@@ -33,8 +33,11 @@ def test_every_row_is_a_tree_in_order_with_its_members_shown() -> None:
     text = unescape(text_of(html))
     for needle in ('"role": "user"', '"content": "Plot the peaks"', '"summary": "done"'):
         assert needle in text
-    # a row and its members are open; what is nested below them starts closed
-    assert html.count("<details open>") == 5 and html.count("<details>") == 1
+    # a row and its members are open, and so is what is small below them
+    assert html.count("<details open>") == 6 and html.count("<details>") == 0
+    # ... but not a block too big to read at a glance
+    big = json.dumps({"m": {"content": list(range(OPEN_SMALL))}}).encode() + b"\n"
+    assert str(view(big, JSONL, "s.jsonl").html).count("<details>") == 1
     assert "Open the full file" not in html
 
 
