@@ -125,10 +125,13 @@ def value_mismatch(idx: BundleIndex, arg: str | None) -> QueryResult:
     missing payload, a free-text locator, an unsupported media type: ``found``
     is null).  Bindings that match are not listed."""
     rows: list[QueryRow] = []
+    bindings = claims = 0
     with RegexRunner() as regex:
         reader = FieldReader(idx, regex)
         for claim in idx.claims.values():
+            claims += bool(claim.bindings)
             for b in claim.bindings:
+                bindings += 1
                 res = reader.resolve(b.evidence, b.field)
                 cmp = parse_comparison(b.comparison)
                 status, why = "", ""
@@ -155,7 +158,10 @@ def value_mismatch(idx: BundleIndex, arg: str | None) -> QueryResult:
                                 evidence=b.evidence, field=b.field, recorded=b.value,
                                 found=res.found if res.status == OK else None,
                                 comparison=b.comparison, status=status))
-    return QueryResult("value-mismatch", MISMATCH_COLUMNS, tuple(rows))
+    scope = (f"Checked {bindings:,} binding{'' if bindings == 1 else 's'} of "
+             f"{claims:,} claim{'' if claims == 1 else 's'}." if bindings else
+             "No claim binds a value to its evidence, so nothing was checked.")
+    return QueryResult("value-mismatch", MISMATCH_COLUMNS, tuple(rows), scope, bindings)
 
 
 def _has_payload(idx: BundleIndex, oid: str) -> bool:

@@ -52,12 +52,15 @@ def to_table(result: QueryResult) -> str:
     out += [line(b) for b in body]
     n = len(result.rows)
     out.append(f"{n} row{'' if n == 1 else 's'} ({result.name})")
+    if result.scope:
+        out.append(result.scope)
     return "\n".join(out) + "\n"
 
 
 def to_json(result: QueryResult) -> str:
     rows = [{**r.values, "why": r.why, "seqs": list(r.seqs)} for r in result.rows]
-    doc = {"query": result.name, "columns": list(result.columns), "rows": rows}
+    doc = {"query": result.name, "columns": list(result.columns), "rows": rows,
+           "scope": result.scope, "checked": result.checked}
     return json.dumps(doc, ensure_ascii=False, indent=2) + "\n"
 
 

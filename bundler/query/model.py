@@ -34,9 +34,20 @@ class QueryRow:
 
 @dataclass(frozen=True)
 class QueryResult:
+    """``scope`` and ``checked`` say what a check examined.  An empty answer reads as
+    "all is well" only if something was looked at: a bundle that ships no transcript
+    has no transcript mismatch because nothing could be compared, and a reader must be
+    able to tell that from "every record matched"."""
+
     name: str
     columns: tuple[str, ...]
     rows: tuple[QueryRow, ...]
+    #: One or two sentences on what was examined and what was not; "" where the
+    #: query's description says it all.
+    scope: str = ""
+    #: How many things were examined, for the queries that count them (None: not
+    #: counted).  0 with no rows means there was nothing to check.
+    checked: int | None = None
 
     def __post_init__(self) -> None:
         for row in self.rows:

@@ -45,16 +45,49 @@ def transcript_mismatch(idx: BundleIndex, arg: str | None) -> QueryResult:
     UTF-8 text, naming its first record).  Records that agree are not listed."""
     shipped = idx.transcript_artifacts
     cited: dict[str, list[TraceRecordEvent]] = {}
+    unshipped: dict[str, int] = {}     # transcript name -> records quoting it
+    no_line = 0
     for rec in idx.trace_records.values():
-        if rec.source.line is not None and rec.source.transcript in shipped:
-            cited.setdefault(rec.source.transcript, []).append(rec)
+        name = rec.source.transcript
+        if rec.source.line is None:
+            no_line += 1
+        elif name in shipped:
+            cited.setdefault(name, []).append(rec)
+        else:
+            unshipped[name] = unshipped.get(name, 0) + 1
     rows: list[QueryRow] = []
     for name, records in cited.items():
         ind = idx.individuals[shipped[name]]
         text = payload_text(idx, ind)
         rows += (_unreadable(name, ind, records, text) if isinstance(text, Resolved)
                  else _compare(name, ind, records, text))
-    return QueryResult("transcript-mismatch", COLUMNS, tuple(rows))
+    compared = sum(map(len, cited.values()))
+    return QueryResult("transcript-mismatch", COLUMNS, tuple(rows),
+                       _scope(compared, len(cited), unshipped, no_line), compared)
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}{'' if n == 1 else 's'}"
+
+
+def _scope(compared: int, transcripts: int, unshipped: dict[str, int], no_line: int) -> str:
+    """What was compared and what could not be: records of transcripts the bundle does
+    not ship are common (LEDGER keeps the records and leaves the files out), and they
+    leave the answer empty without anything having been checked."""
+    if not (compared or unshipped or no_line):
+        return "The log holds no trace record, so nothing was compared."
+    parts = [f"Compared {_count(compared, 'trace record')} with the "
+             f"{_count(transcripts, 'transcript')} the bundle ships." if compared else
+             "No trace record was compared: none quotes a line of a transcript the bundle "
+             "ships."]
+    if unshipped:
+        n = sum(unshipped.values())
+        parts.append(f"{_count(n, 'record')} {'quotes' if n == 1 else 'quote'} "
+                     f"{_count(len(unshipped), 'transcript')} the bundle does not ship.")
+    if no_line:
+        parts.append(f"{_count(no_line, 'record')} {'gives' if no_line == 1 else 'give'} "
+                     "no line number.")
+    return " ".join(parts)
 
 
 def _unreadable(name: str, ind: IndividualEvent, records: list[TraceRecordEvent],

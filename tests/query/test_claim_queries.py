@@ -86,6 +86,24 @@ def test_a_json_path_through_a_repeated_key_is_not_resolved(mini: Mini) -> None:
     assert "'score': key 'score' appears 2 times in one object" in why[0], why
 
 
+def test_value_mismatch_counts_the_bindings_it_checked(mini: Mini) -> None:
+    """An empty answer over claims that bind nothing checked nothing, and says so."""
+    mini.ind("ind:t", "k,v\na,1\n", "text/csv")
+    mini.claim("claim:bare", final=True)
+    mini.claim("claim:x", bindings=[{"evidence": "ind:t", "field": "v@k=a", "value": 1}])
+    mini.claim("claim:y", bindings=[{"evidence": "ind:t", "field": "v@k=a", "value": 1},
+                                    {"evidence": "ind:t", "field": "#rows", "value": 1}])
+    res = run_query(mini.index(), "value-mismatch")
+    assert (res.rows, res.scope, res.checked) == ((), "Checked 3 bindings of 2 claims.", 3)
+
+
+def test_value_mismatch_with_no_binding_checked_nothing(mini: Mini) -> None:
+    mini.claim("claim:bare", final=True)
+    res = run_query(mini.index(), "value-mismatch")
+    assert (res.rows, res.checked) == ((), 0)
+    assert res.scope == "No claim binds a value to its evidence, so nothing was checked."
+
+
 def test_numbers_compare_at_the_recorded_precision(mini: Mini) -> None:
     mini.ind("ind:t", "hour,CO,NO\n8,1.2999999,2.355\n9,1.3,4\n", "text/csv")
     assert _mismatch(mini, [

@@ -43,7 +43,8 @@ def test_table_format(capsys: pytest.CaptureFixture[str]) -> None:
         "----------  --------",
         "claim:gain-v1  no     ind:experiment-log  metrics.accuracy_gain_pp  4.2       1.5    "
         "equals      mismatch",
-        "1 row (value-mismatch)"]
+        "1 row (value-mismatch)",
+        "Checked 6 bindings of 3 claims."]
 
 
 def test_json_format(capsys: pytest.CaptureFixture[str]) -> None:
@@ -55,6 +56,9 @@ def test_json_format(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["rows"][0]["seqs"] == [13, 17]
     assert doc["rows"][0]["why"].startswith("Claim (not final) claim:gain-v1: verdict")
     assert set(doc["rows"][0]) == {*doc["columns"], "why", "seqs"}
+    assert (doc["scope"], doc["checked"]) == ("", None)   # a query that does not count
+    doc = json.loads(_run(capsys, GAIN, "value-mismatch", "--format", "json")[1])
+    assert (doc["scope"], doc["checked"]) == ("Checked 6 bindings of 3 claims.", 6)
 
 
 def test_csv_format(capsys: pytest.CaptureFixture[str]) -> None:

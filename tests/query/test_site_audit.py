@@ -50,6 +50,24 @@ def test_audit_links_resolve(site: Path) -> None:
                 assert f'id="{frag}"' in path.read_text("utf-8"), f"{page.name}: {href}"
 
 
+def test_an_empty_answer_says_whether_anything_was_checked(site: Path,
+                                                          tmp_path: Path) -> None:
+    """The green "nothing matches" only where something was checked; the scope line
+    says what (multi-agent-paper ships its transcript; unsupported-gain has no record)."""
+    page = (site / "audit" / "transcript-mismatch.html").read_text("utf-8")
+    assert '<p class="callout callout-ok">No rows: nothing in this bundle matches.</p>' in page
+    assert ('<p class="query-scope">Compared 13 trace records with the 1 transcript the '
+            'bundle ships.</p>') in page
+    out = tmp_path / "gain"
+    build_site(EXAMPLES / "unsupported-gain", BuildOptions(output=out,
+                                                           trusted_keys=(demo_key(),)))
+    page = (out / "audit" / "transcript-mismatch.html").read_text("utf-8")
+    assert "callout-ok" not in page
+    assert ('<p class="callout callout-info">No rows, because there was nothing to check.</p>'
+            '\n<p class="query-scope">The log holds no trace record, so nothing was '
+            'compared.</p>') in page
+
+
 def test_rows_link_to_claims_artifacts_and_events(site: Path) -> None:
     html = (site / "audit" / "inferred-support.html").read_text("utf-8")
     assert "<strong>2</strong> rows" in html

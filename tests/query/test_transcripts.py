@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from bundler.query import run_query
@@ -56,6 +57,32 @@ def test_a_changed_line_and_a_line_past_the_end_are_listed(mini: Mini) -> None:
                                         "the payload 'ne\"}'")
     assert rows[1].why == f"tr:9 quotes line 9 of {NAME}, but log:t has 3."
     assert rows[0].refs == ("tr:2", "log:t") and len(rows[0].seqs) == 2
+
+
+def test_the_answer_says_what_was_compared_and_what_could_not_be(tmp_path: Path) -> None:
+    """No rows is good news only if records were compared: the scope counts them, and
+    the records left out (no line number, a transcript the bundle does not ship)."""
+    def answer(stage: int) -> tuple[str, int | None, int]:
+        mini = Mini(tmp_path / str(stage))
+        if stage >= 1:
+            _record(mini, "tr:a", "x", 1, "transcripts/a.jsonl")
+            _record(mini, "tr:b", "x", 2, "transcripts/a.jsonl")
+            _record(mini, "tr:c", "x", 1, "transcripts/c.jsonl")
+        if stage >= 2:
+            for n, line in enumerate(LINES, 1):
+                _record(mini, f"tr:{n}", line, n)
+            _record(mini, "tr:x", "anything", None)
+            _ship(mini, "log:t", "\n".join(LINES) + "\n")
+        res = run_query(mini.index(), "transcript-mismatch")
+        return res.scope, res.checked, len(res.rows)
+
+    assert answer(0) == ("The log holds no trace record, so nothing was compared.", 0, 0)
+    assert answer(1) == (
+        "No trace record was compared: none quotes a line of a transcript the bundle ships. "
+        "3 records quote 2 transcripts the bundle does not ship.", 0, 0)
+    assert answer(2) == (
+        "Compared 3 trace records with the 1 transcript the bundle ships. 3 records quote "
+        "2 transcripts the bundle does not ship. 1 record gives no line number.", 3, 0)
 
 
 def test_the_last_copy_of_a_transcript_is_the_one_compared(mini: Mini) -> None:

@@ -98,6 +98,8 @@ def test_each_record_quotes_its_line_of_the_shipped_session(
     assert run_query(idx, "transcript-mismatch").rows == ()
     page = (built.site / "audit" / "transcript-mismatch.html").read_text(encoding="utf-8")
     assert '<p class="callout callout-ok">No rows: nothing in this bundle matches.</p>' in page
+    assert (f'<p class="query-scope">Compared {sum(len(s.records) for s in sessions)} trace '
+            'records with the 2 transcripts the bundle ships.</p>') in page
 
 
 def test_each_record_links_to_the_session_it_quotes(

@@ -78,6 +78,7 @@ def _page(ctx: BuildContext, qd: QueryDef, result: QueryResult, *, total: int | 
         "arg_note": _ARG_NOTE.get(qd.name, ""), "doc_html": render_markdown(_doc(qd)),
         "intro": intro, "columns": columns or list(result.columns), "rows": shown,
         "total": n, "more": max(0, n - len(shown)), "lookup": qd.name in LOOKUPS,
+        "scope": result.scope, "checked": result.checked,
     }, breadcrumbs=[("Overview", "index.html"), ("Audit", "audit/index.html"),
                     (qd.name, None)])
 
