@@ -8,7 +8,7 @@ from bundler.graph.index import BundleIndex, ClaimStatus
 from bundler.graph.paths import GEdge, evidence_graph
 from bundler.model.events import ClaimEvent, IndividualEvent
 from bundler.query.common import NEGATIVE, Verdicts, claim_evidence, evaluator_name, seq_of
-from bundler.query.model import QueryResult, QueryRow, row
+from bundler.query.model import QueryResult, QueryRow, counted, row
 from bundler.query.regex_guard import RegexRunner
 from bundler.query.values import OK, UNVERIFIABLE, FieldReader, parse_comparison, values_equal
 from bundler.verify.result import PayloadState
@@ -29,9 +29,12 @@ def unsupported_claims(idx: BundleIndex, arg: str | None) -> QueryResult:
     finding even after it was revised.  Retracted claims are withdrawals, not findings."""
     verdicts = Verdicts(idx)
     rows: list[QueryRow] = []
+    examined = retracted = 0
     for claim in idx.claims.values():
         if claim.claim_status == "retracted":
+            retracted += 1
             continue
+        examined += 1
         v = verdicts(claim)
         negative = v.status in NEGATIVE
         if not claim.final and not negative:
@@ -64,7 +67,11 @@ def unsupported_claims(idx: BundleIndex, arg: str | None) -> QueryResult:
                         claim=claim.id, final=claim.final, status=v.status.value,
                         checked_by=fit.id if fit else None, revised_by=revised,
                         reasons=reasons))
-    return QueryResult("unsupported-claims", UNSUPPORTED_COLUMNS, tuple(rows))
+    scope = (f"Examined {counted(examined, 'claim')}." if examined else
+             "The log holds no claim to examine.")
+    if retracted:
+        scope += f" {counted(retracted, 'retracted claim')} left out."
+    return QueryResult("unsupported-claims", UNSUPPORTED_COLUMNS, tuple(rows), scope, examined)
 
 
 # ------------------------------------------------------------- missing-evidence
@@ -78,12 +85,17 @@ def missing_evidence(idx: BundleIndex, arg: str | None) -> QueryResult:
     or that names no event at all.  Redacted (private, with an authority) is kept
     apart from missing (gone without a record)."""
     rows: list[QueryRow] = []
+    checked = external = 0
+    citing: set[str] = set()
     for claim in idx.claims.values():
         for eid in claim_evidence(claim):
             ev = idx.get(eid)
+            if ev is None and eid.startswith("ext:"):
+                external += 1
+                continue
+            checked += 1
+            citing.add(claim.id)
             if ev is None:
-                if eid.startswith("ext:"):
-                    continue
                 rows.append(row(f"{claim.id} cites {eid}, which is not an event in the log.",
                                 [claim.seq], [claim.id, eid], claim=claim.id,
                                 final=claim.final, evidence=eid, problem="no-such-event",
@@ -107,7 +119,12 @@ def missing_evidence(idx: BundleIndex, arg: str | None) -> QueryResult:
             rows.append(row(why, [claim.seq, ev.seq, st.redaction_seq], [claim.id, eid],
                             claim=claim.id, final=claim.final, evidence=eid, problem=problem,
                             detail=detail))
-    return QueryResult("missing-evidence", MISSING_COLUMNS, tuple(rows))
+    scope = (f"Checked {counted(checked, 'piece')} of evidence cited by "
+             f"{counted(len(citing), 'claim')}." if checked else
+             "No claim cites evidence in the log, so nothing was checked.")
+    if external:
+        scope += f" {counted(external, 'external reference')} (ext:) not checked."
+    return QueryResult("missing-evidence", MISSING_COLUMNS, tuple(rows), scope, checked)
 
 
 # --------------------------------------------------------------- value-mismatch
@@ -158,8 +175,8 @@ def value_mismatch(idx: BundleIndex, arg: str | None) -> QueryResult:
                                 evidence=b.evidence, field=b.field, recorded=b.value,
                                 found=res.found if res.status == OK else None,
                                 comparison=b.comparison, status=status))
-    scope = (f"Checked {bindings:,} binding{'' if bindings == 1 else 's'} of "
-             f"{claims:,} claim{'' if claims == 1 else 's'}." if bindings else
+    scope = (f"Checked {counted(bindings, 'binding')} of {counted(claims, 'claim')}."
+             if bindings else
              "No claim binds a value to its evidence, so nothing was checked.")
     return QueryResult("value-mismatch", MISMATCH_COLUMNS, tuple(rows), scope, bindings)
 

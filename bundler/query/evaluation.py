@@ -5,7 +5,7 @@ from __future__ import annotations
 from bundler.graph.index import BundleIndex, fitness_value
 from bundler.model.events import ClaimEvent, FitnessEvent
 from bundler.query.common import evaluator_name, fitness_outcome, producer, seq_of
-from bundler.query.model import QueryResult, QueryRow, row
+from bundler.query.model import QueryResult, QueryRow, counted, row
 
 ACCEPTED_COLUMNS = ("individual", "kind", "producer_stream", "evaluations", "accepted")
 
@@ -17,6 +17,7 @@ def accepted_without_independent_evaluator(idx: BundleIndex, arg: str | None) ->
     stream, else the individual's own: an agent grading its own work is not an
     independent evaluation.  Retracted claims are left out."""
     rows: list[QueryRow] = []
+    accepted = 0
     for ind in idx.individuals.values():
         if isinstance(ind, ClaimEvent) and ind.claim_status == "retracted":
             continue
@@ -29,6 +30,7 @@ def accepted_without_independent_evaluator(idx: BundleIndex, arg: str | None) ->
         how += list(dict.fromkeys(f"added to archive {a.archive}" for a in adds))
         if not how:
             continue
+        accepted += 1
         op_id, stream = producer(idx, ind)
         if any(f.stream != stream for f in fits):
             continue
@@ -43,7 +45,10 @@ def accepted_without_independent_evaluator(idx: BundleIndex, arg: str | None) ->
                         [ind.id, op_id, stream, *(f.id for f in fits)],
                         individual=ind.id, kind=ind.kind, producer_stream=stream,
                         evaluations=evaluations, accepted=how))
-    return QueryResult("accepted-without-independent-evaluator", ACCEPTED_COLUMNS, tuple(rows))
+    scope = (f"Examined {counted(accepted, 'accepted or archived individual')}." if accepted
+             else "No individual was accepted or archived, so nothing was examined.")
+    return QueryResult("accepted-without-independent-evaluator", ACCEPTED_COLUMNS, tuple(rows),
+                       scope, accepted)
 
 
 DISAGREE_COLUMNS = ("individual", "kind", "evaluators", "disagreement", "outcomes")
@@ -81,12 +86,14 @@ def evaluator_disagreement(idx: BundleIndex, arg: str | None) -> QueryResult:
     from score and threshold), or scores on one metric on both sides of a threshold
     that one of the records declares."""
     found: list[tuple[int, QueryRow]] = []
+    compared = 0
     for target, fits in idx.fitness_by_target.items():
         latest: dict[tuple[str, str], FitnessEvent] = {}
         for f in fits:
             latest[(f.evaluator.name, f.evaluator.version)] = f
         if len(latest) < 2:
             continue
+        compared += 1
         judged = list(latest.values())
         kinds = _disagreements(judged)
         if not kinds:
@@ -102,4 +109,8 @@ def evaluator_disagreement(idx: BundleIndex, arg: str | None) -> QueryResult:
             evaluators=[evaluator_name(f) for f in judged], disagreement=kinds,
             outcomes=outcomes)))
     found.sort(key=lambda r: r[0])
-    return QueryResult("evaluator-disagreement", DISAGREE_COLUMNS, tuple(r for _, r in found))
+    scope = (f"Compared the evaluators of {counted(compared, 'individual')} judged by two or "
+             "more." if compared else
+             "No individual was judged by two or more evaluators, so nothing was compared.")
+    return QueryResult("evaluator-disagreement", DISAGREE_COLUMNS, tuple(r for _, r in found),
+                       scope, compared)

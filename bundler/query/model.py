@@ -92,3 +92,8 @@ def capped(items: Iterable[str], limit: int = MAX_LIST) -> list[str]:
 
 def plural(n: int, word: str, many: str | None = None) -> str:
     return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def counted(n: int, word: str, many: str | None = None) -> str:
+    """``plural`` with thousands separators, for the scope sentences."""
+    return f"{n:,} {word if n == 1 else (many or word + 's')}"

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 
 from bundler.graph.index import BundleIndex
 from bundler.model.events import IndividualEvent, TraceRecordEvent
-from bundler.query.model import QueryResult, QueryRow, row
+from bundler.query.model import QueryResult, QueryRow, counted, row
 from bundler.query.values import Resolved, payload_text
 
 COLUMNS = ("record", "transcript", "line", "artifact", "status", "detail")
@@ -66,26 +66,22 @@ def transcript_mismatch(idx: BundleIndex, arg: str | None) -> QueryResult:
                        _scope(compared, len(cited), unshipped, no_line), compared)
 
 
-def _count(n: int, word: str) -> str:
-    return f"{n:,} {word}{'' if n == 1 else 's'}"
-
-
 def _scope(compared: int, transcripts: int, unshipped: dict[str, int], no_line: int) -> str:
     """What was compared and what could not be: records of transcripts the bundle does
     not ship are common (LEDGER keeps the records and leaves the files out), and they
     leave the answer empty without anything having been checked."""
     if not (compared or unshipped or no_line):
         return "The log holds no trace record, so nothing was compared."
-    parts = [f"Compared {_count(compared, 'trace record')} with the "
-             f"{_count(transcripts, 'transcript')} the bundle ships." if compared else
+    parts = [f"Compared {counted(compared, 'trace record')} with the "
+             f"{counted(transcripts, 'transcript')} the bundle ships." if compared else
              "No trace record was compared: none quotes a line of a transcript the bundle "
              "ships."]
     if unshipped:
         n = sum(unshipped.values())
-        parts.append(f"{_count(n, 'record')} {'quotes' if n == 1 else 'quote'} "
-                     f"{_count(len(unshipped), 'transcript')} the bundle does not ship.")
+        parts.append(f"{counted(n, 'record')} {'quotes' if n == 1 else 'quote'} "
+                     f"{counted(len(unshipped), 'transcript')} the bundle does not ship.")
     if no_line:
-        parts.append(f"{_count(no_line, 'record')} {'gives' if no_line == 1 else 'give'} "
+        parts.append(f"{counted(no_line, 'record')} {'gives' if no_line == 1 else 'give'} "
                      "no line number.")
     return " ".join(parts)
 

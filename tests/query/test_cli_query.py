@@ -56,6 +56,9 @@ def test_json_format(capsys: pytest.CaptureFixture[str]) -> None:
     assert doc["rows"][0]["seqs"] == [13, 17]
     assert doc["rows"][0]["why"].startswith("Claim (not final) claim:gain-v1: verdict")
     assert set(doc["rows"][0]) == {*doc["columns"], "why", "seqs"}
+    assert (doc["scope"], doc["checked"]) == ("Examined 4 claims. 1 retracted claim left out.",
+                                              4)
+    doc = json.loads(_run(capsys, GAIN, "steering-effects", "--format", "json")[1])
     assert (doc["scope"], doc["checked"]) == ("", None)   # a query that does not count
     doc = json.loads(_run(capsys, GAIN, "value-mismatch", "--format", "json")[1])
     assert (doc["scope"], doc["checked"]) == ("Checked 6 bindings of 3 claims.", 6)
@@ -77,7 +80,8 @@ def test_csv_format(capsys: pytest.CaptureFixture[str]) -> None:
 def test_fail_on_rows(capsys: pytest.CaptureFixture[str]) -> None:
     assert _run(capsys, GAIN, "value-mismatch", "--fail-on-rows")[0] == 1
     code, out, _ = _run(capsys, GAIN, "missing-evidence", "--fail-on-rows")
-    assert code == 0 and out.endswith("0 rows (missing-evidence)\n")
+    assert code == 0 and out.endswith("0 rows (missing-evidence)\n"
+                                      "Checked 5 pieces of evidence cited by 3 claims.\n")
 
 
 def test_arguments_reach_the_query(capsys: pytest.CaptureFixture[str]) -> None:
