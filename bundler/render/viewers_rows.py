@@ -79,6 +79,47 @@ def _label(n: int, links: Mapping[int, str]) -> str:
             f'quotes row {n}">row {n}</a>')
 
 
+def _not_drawn(links: Mapping[int, str], drawn: set[int], total: int, shown: int,
+               cut: bool) -> str:
+    """A note for the rows trace records quote that the list above does not show, so a
+    record's link (``#row-N``) lands on why: the row is blank, past the rows shown, or
+    past the end of the file (which ``transcript-mismatch`` lists too).
+
+    One note per reason, not one item per row: a long session quotes every row, and
+    the hundreds past the cut would each say the same.  Each row gets an empty anchor
+    in its note; the note is outlined when one of them is the target."""
+    groups: dict[str, list[int]] = {}
+    for n in sorted(set(links) - drawn):
+        why = ("blank" if n <= shown else "past" if n <= total or cut else "end")
+        groups.setdefault(why, []).append(n)
+    out = []
+    for why, rows in groups.items():
+        anchors = "".join(f'<span id="{row_anchor(n)}"></span>' for n in rows)
+        which = _rows_named(rows)
+        text = {"blank": f"{which} {'is a blank line' if len(rows) == 1 else 'are blank lines'}.",
+                "past": f"{which}, which trace records quote, "
+                        f"{'is' if len(rows) == 1 else 'are'} past the rows shown here; "
+                        "open the full file to read "
+                        f"{'it' if len(rows) == 1 else 'them'}.",
+                "end": f"{which}, which trace records quote, "
+                       f"{'is' if len(rows) == 1 else 'are'} past the end of the file, "
+                       f"which has {plural(total, 'row')}."}[why]
+        out.append(f'<p class="rows-not-drawn">{anchors}{escape(text)}</p>')
+    return "".join(out)
+
+
+def _rows_named(rows: list[int]) -> str:
+    """"Row 7", "Rows 2 and 9", or "Rows 114 to 438" (325 rows) for a run."""
+    if len(rows) == 1:
+        return f"Row {rows[0]}"
+    if rows[-1] - rows[0] == len(rows) - 1 and len(rows) > 2:
+        return f"Rows {rows[0]} to {rows[-1]}"
+    if len(rows) <= NAMED_BAD_ROWS:
+        return "Rows " + ", ".join(map(str, rows[:-1])) + f" and {rows[-1]}"
+    return (f"{len(rows):,} rows ({', '.join(map(str, rows[:NAMED_BAD_ROWS]))}, \u2026 "
+            f"{rows[-1]})")
+
+
 def rows_viewer(p: Payload, links: Mapping[int, str] | None = None) -> Viewer:
     """The rows of a JSON Lines payload, in order, until a cap; the rest is a link.
     ``links``: row number -> the link its label gets (the trace record quoting it)."""
@@ -90,12 +131,14 @@ def rows_viewer(p: Payload, links: Mapping[int, str] | None = None) -> Viewer:
     bad: list[int] = []
     repeated = False       # an object in a row repeats a key
     shown = 0
+    drawn: set[int] = set()  # rows with an item, and so an anchor
     for n, row in enumerate(rows[:MAX_ROWS], 1):
         if tree.shown >= tree.budget or size >= p.max_bytes:
             break
         shown = n
         if not row.strip():    # a blank line: nothing to show, and no document either
             continue
+        drawn.add(n)
         start = len(out)
         try:
             value, repeats = parse_json(row)
@@ -129,6 +172,6 @@ def rows_viewer(p: Payload, links: Mapping[int, str] | None = None) -> Viewer:
     if replaced:
         notes.append(REPLACED_NOTE)
     body = Markup('<div class="json json-rows"><ol class="json-children">' + "".join(out) +
-                  "</ol></div>")
+                  "</ol>" + _not_drawn(links, drawn, len(rows), shown, cut) + "</div>")
     return Viewer("rows", body + (full_file_link(p) if more else Markup("")), more,
                   " ".join(notes))

@@ -8,7 +8,7 @@ from html import unescape
 
 from bundler.render.viewers import render_payload
 from bundler.render.viewers_json import MAX_NODES, OPEN_SMALL, REPEATED_NOTE
-from bundler.render.viewers_rows import MAX_ROWS
+from bundler.render.viewers_rows import MAX_ROWS, _rows_named
 
 from .test_markdown import HOSTILE, assert_inert
 from .test_viewers import text_of, view
@@ -63,6 +63,39 @@ def test_each_row_shown_is_the_target_of_its_number_and_nothing_else_is() -> Non
         item = html[html.index(f'id="row-{n}"'):]
         assert re.match(rf'id="row-{n}"><span class="(?:row-label|json-index)">'
                         rf'(?:<span class="json-index">)?row {n}</span>', item), n
+
+
+def test_a_quoted_row_the_list_does_not_show_still_has_its_anchor_and_why() -> None:
+    """A record's link to ``#row-N`` must land somewhere: on a note saying the row is
+    blank, past the rows shown, or past the end of the file; one note per reason."""
+    data = b'{"a": 1}\n\n{"c": 3}\n'
+    links = {n: f"../events/page-0001.html#e{n}" for n in (1, 2, 9)}
+    html = str(render_payload(data, JSONL, "s.jsonl", file_href="x", row_links=links).html)
+    assert re.findall(r'\bid="([^"]*)"', html) == ["row-1", "row-3", "row-2", "row-9"]
+    notes = re.findall(r'<p class="rows-not-drawn">(.*?)</p>', html)
+    assert [unescape(text_of(n)) for n in notes] == [
+        "Row 2 is a blank line.",
+        "Row 9, which trace records quote, is past the end of the file, which has 3 rows."]
+    assert notes[1].startswith('<span id="row-9"></span>')
+    # read in part: rows past the head may well exist; a run of them is named as one
+    links = {n: f"#e{n}" for n in range(1, 501)}
+    cut = str(render_payload(data + b'{"d": ', JSONL, "s.jsonl", file_href="x",
+                             row_links=links, total_size=10_000).html)
+    assert re.findall(r'<p class="rows-not-drawn">(?:<span id="row-\d+"></span>)+(.*?)</p>',
+                      cut) == [
+        "Row 2 is a blank line.",
+        "Rows 4 to 500, which trace records quote, are past the rows shown here; open the "
+        "full file to read them."]
+    assert cut.count('<span id="row-') == 1 + 497
+    assert "rows-not-drawn" not in str(render_payload(data, JSONL, "s.jsonl", file_href="x",
+                                                      row_links={1: "#e1"}).html)
+
+
+def test_the_rows_a_note_names() -> None:
+    assert [_rows_named(r) for r in ([7], [2, 9], [2, 3], [2, 5, 9], [4, 5, 6],
+                                     [1, 3, 5, 7, 9])] == [
+        "Row 7", "Rows 2 and 9", "Rows 2 and 3", "Rows 2, 5 and 9", "Rows 4 to 6",
+        "5 rows (1, 3, 5, \u2026 9)"]
 
 
 def test_several_bad_rows_are_named_up_to_three() -> None:

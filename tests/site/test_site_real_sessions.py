@@ -178,4 +178,11 @@ def test_real_session_pages_load_clean_in_chromium(real: tuple[list[Session], Bu
         assert target.locator(".row-label").inner_text() == "row 40:"
         assert target.evaluate("e => { const r = e.getBoundingClientRect();"
                                " return r.top >= 0 && r.top < innerHeight; }")
+        # a row past the ones shown: its link lands on the note that says so, in view
+        last = len(s.records)
+        page.goto((built.site / artifact_href(s.individual)).as_uri() + f"#row-{last}")
+        note = page.locator("p.rows-not-drawn:has(> :target)")
+        assert "past the rows shown here" in note.inner_text()
+        assert note.evaluate("e => { const r = e.getBoundingClientRect();"
+                             " return r.top >= 0 && r.top < innerHeight; }")
         assert log.problems() == []
