@@ -124,13 +124,16 @@ class PageResult:
 JOB: RenderJob | None = None
 
 
-def run_chunk(tasks: list[PageTask],
-              audit_pages: list[tuple[str, str, int]] | None) -> list[PageResult]:
-    """Worker entry point (module-level, so picklable).  ``audit_pages`` carries the
-    audit row counts for the pages that show them (known only once those ran)."""
+AuditCounts = tuple[list[tuple[str, str, int]], frozenset[str]]
+
+
+def run_chunk(tasks: list[PageTask], audit: AuditCounts | None) -> list[PageResult]:
+    """Worker entry point (module-level, so picklable).  ``audit`` carries the audit
+    row counts (and the checks with nothing to check) for the pages that show them,
+    known only once those ran."""
     assert JOB is not None, "render job not set before the workers were started"
-    if audit_pages is not None:
-        JOB.ctx.audit_pages = audit_pages
+    if audit is not None:
+        JOB.ctx.audit_pages, JOB.ctx.audit_idle = audit
     with interrupts.busy():
         return render_tasks(JOB, tasks)
 

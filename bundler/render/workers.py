@@ -93,8 +93,10 @@ def _chunked(tasks: list[PageTask], jobs: int) -> list[list[PageTask]]:
     return out
 
 
-def _audit_counts(results: list[PageResult]) -> list[tuple[str, str, int]]:
-    return [(r.facts["name"], r.path, r.facts["rows"]) for r in results if "rows" in r.facts]
+def _audit_counts(results: list[PageResult]) -> chunks.AuditCounts:
+    counted = [r for r in results if "rows" in r.facts]
+    return ([(r.facts["name"], r.path, r.facts["rows"]) for r in counted],
+            frozenset(r.facts["name"] for r in counted if r.facts.get("idle")))
 
 
 def render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
@@ -129,7 +131,7 @@ def render_all(job: RenderJob, tasks: list[PageTask], last: list[PageTask],
                 if result.path in audit_paths:
                     counted.append(result)
                 yield result
-            job.ctx.audit_pages = _audit_counts(counted)
+            job.ctx.audit_pages, job.ctx.audit_idle = _audit_counts(counted)
             yield from render_tasks(job, last)
         else:
             yield from _render_forked(job, jobs, audit, parts, last, meanwhile)
@@ -364,7 +366,7 @@ def _submit_last(pool: ProcessPoolExecutor, job: RenderJob,
                  last: list[PageTask]) -> Future[list[PageResult]]:
     """Queue the pages that show the audit counts (waits for the audit queries)."""
     counts = _audit_counts([r for a in audits for r in a.result()])
-    job.ctx.audit_pages = counts
+    job.ctx.audit_pages, job.ctx.audit_idle = counts
     return pool.submit(chunks.run_chunk, last, counts)
 
 

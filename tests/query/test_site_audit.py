@@ -58,14 +58,23 @@ def test_an_empty_answer_says_whether_anything_was_checked(site: Path,
     assert '<p class="callout callout-ok">No rows: nothing in this bundle matches.</p>' in page
     assert ('<p class="query-scope">Compared 13 trace records with the 1 transcript the '
             'bundle ships.</p>') in page
-    out = tmp_path / "gain"
-    build_site(EXAMPLES / "unsupported-gain", BuildOptions(output=out,
-                                                           trusted_keys=(demo_key(),)))
-    page = (out / "audit" / "transcript-mismatch.html").read_text("utf-8")
-    assert "callout-ok" not in page
-    assert ('<p class="callout callout-info">No rows, because there was nothing to check.</p>'
-            '\n<p class="query-scope">The log holds no trace record, so nothing was '
-            'compared.</p>') in page
+    def idle(index: str) -> list[str]:
+        return re.findall(r'audit/([a-z-]+)\.html">[^<]*</a>(?:(?!</tr>).)*'
+                          r'<span class="muted">nothing to check</span>', index)
+
+    assert idle((site / "audit" / "index.html").read_text("utf-8")) == [
+        "evaluator-disagreement"]       # one evaluator per individual in that bundle
+    for jobs in (1, 2):     # the audit counts reach the index in process and from workers
+        out = tmp_path / f"gain-{jobs}"
+        build_site(EXAMPLES / "unsupported-gain", BuildOptions(
+            output=out, trusted_keys=(demo_key(),), jobs=jobs))
+        page = (out / "audit" / "transcript-mismatch.html").read_text("utf-8")
+        assert "callout-ok" not in page
+        assert ('<p class="callout callout-info">No rows, because there was nothing to '
+                'check.</p>\n<p class="query-scope">The log holds no trace record, so nothing '
+                'was compared.</p>') in page
+        assert idle((out / "audit" / "index.html").read_text("utf-8")) == [
+            "evaluator-disagreement", "transcript-mismatch"], jobs
 
 
 def test_rows_link_to_claims_artifacts_and_events(site: Path) -> None:

@@ -108,6 +108,7 @@ def audit_pages(ctx: BuildContext) -> list[Page]:
     """Every audit page, index first; fills ``ctx.audit_pages`` for the overview."""
     pages = [audit_query_page(ctx, name) for name in QUERIES]
     ctx.audit_pages = [(p.facts["name"], p.path, p.facts["rows"]) for p in pages]
+    ctx.audit_idle = frozenset(p.facts["name"] for p in pages if p.facts.get("idle"))
     return [audit_index_page(ctx), *pages]
 
 
@@ -125,6 +126,7 @@ def audit_query_page(ctx: BuildContext, name: str) -> Page:
     else:
         result = run_query(ctx.idx, name, None)
         page, count = _page(ctx, qd, result), len(result.rows)
+        page.facts["idle"] = not result.rows and result.checked == 0
     page.facts.update(name=name, rows=count)
     return page
 
@@ -145,7 +147,8 @@ def audit_index_page(ctx: BuildContext) -> Page:
     for name, href, count in ctx.audit_pages:
         qd = QUERIES[name]
         entries.append({"name": name, "href": href, "summary": qd.summary, "arg": qd.arg,
-                        "rows": count, "lookup": name in LOOKUPS})
+                        "rows": count, "lookup": name in LOOKUPS,
+                        "idle": name in ctx.audit_idle})
     return Page("audit/index.html", "pages/audit_index.html", "Audit queries", "audit",
                 {"entries": entries,
                  "with_rows": sum(1 for e in entries if e["rows"] and not e["lookup"])},

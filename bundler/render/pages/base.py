@@ -135,6 +135,10 @@ class BuildContext:
     linker: Linker
     proofs: dict[int, str] = field(default_factory=dict)   # seq -> tlog-proof text
     audit_pages: list[tuple[str, str, int]] = field(default_factory=list)  # (name, href, rows)
+    #: The checks among them with no row because there was nothing to check: the audit
+    #: index says so instead of a bare 0 (kept apart so the tuples keep their shape for
+    #: themes that unpack them)
+    audit_idle: frozenset[str] = frozenset()
     #: Text features kept between builds for near-duplicates (None: keep nothing)
     texts: TextStore | None = None
     #: Refs made so far, by (id, page depth): a claim page names the same few
