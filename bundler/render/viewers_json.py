@@ -40,34 +40,21 @@ MAX_STRING = 1_000
 PARSE_FACTOR = 4
 
 
-def count_nodes(value: Any) -> int:
-    """Values in a parsed document, counted without recursion (depth is untrusted)."""
+def count_nodes(value: Any, stop_above: int | None = None) -> int:
+    """Values in a parsed document, counted without recursion (depth is untrusted).
+    Counting ends once the count passes ``stop_above``: asking whether each block of a
+    large document is small (``OPEN_SMALL``) then costs no more than the limit."""
     total, stack = 1, [value]
     while stack:
         v = stack.pop()
         if isinstance(v, dict | list):
-            children = _children(v)
-            total += len(children)
+            total += len(v)
+            if stop_above is not None and total > stop_above:
+                break
+            children = [c for _, c in v] if isinstance(v, Repeated) else \
+                v.values() if isinstance(v, dict) else v
             stack.extend(c for c in children if isinstance(c, dict | list))
     return total
-
-
-def _children(v: Any) -> list[Any]:
-    return [c for _, c in v] if isinstance(v, Repeated) else \
-        list(v.values()) if isinstance(v, dict) else v
-
-
-def is_small(value: Any, limit: int = OPEN_SMALL) -> bool:
-    """Does ``value`` hold at most ``limit`` values in all?  Stops counting past the
-    limit, so asking at every block of a large document costs no more than the limit."""
-    total, stack = 1, [value]
-    while stack:
-        v = stack.pop()
-        total += len(v)
-        if total > limit:
-            return False
-        stack.extend(c for c in _children(v) if isinstance(c, dict | list))
-    return True
 
 
 #: The note of a document with a repeated key.
@@ -118,7 +105,7 @@ class JsonTree:
         if depth >= MAX_DEPTH:
             out.append(summary + ' <span class="json-more">(nested too deeply to show)</span>')
             return
-        opened = depth < OPEN_DEPTH or is_small(v)
+        opened = depth < OPEN_DEPTH or count_nodes(v, OPEN_SMALL) <= OPEN_SMALL
         out.append(f'<details{" open" if opened else ""}><summary>{summary}'
                    '</summary><ul class="json-children">')
         repeated = v.repeated_keys() if isinstance(v, Repeated) else ()

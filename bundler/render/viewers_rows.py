@@ -79,8 +79,7 @@ def _label(n: int, links: Mapping[int, str]) -> str:
             f'quotes row {n}">row {n}</a>')
 
 
-def _not_drawn(links: Mapping[int, str], drawn: set[int], total: int, shown: int,
-               cut: bool) -> str:
+def _not_drawn(links: Mapping[int, str], rows: list[str], shown: int, cut: bool) -> str:
     """A note for the rows trace records quote that the list above does not show, so a
     record's link (``#row-N``) lands on why: the row is blank, past the rows shown, or
     past the end of the file (which ``transcript-mismatch`` lists too).
@@ -89,21 +88,21 @@ def _not_drawn(links: Mapping[int, str], drawn: set[int], total: int, shown: int
     the hundreds past the cut would each say the same.  Each row gets an empty anchor
     in its note; the note is outlined when one of them is the target."""
     groups: dict[str, list[int]] = {}
-    for n in sorted(set(links) - drawn):
-        why = ("blank" if n <= shown else "past" if n <= total or cut else "end")
+    for n in sorted(links):
+        if n <= shown and rows[n - 1].strip():
+            continue                       # drawn, with its own anchor
+        why = ("blank" if n <= shown else "past" if n <= len(rows) or cut else "end")
         groups.setdefault(why, []).append(n)
     out = []
-    for why, rows in groups.items():
-        anchors = "".join(f'<span id="{row_anchor(n)}"></span>' for n in rows)
-        which = _rows_named(rows)
-        text = {"blank": f"{which} {'is a blank line' if len(rows) == 1 else 'are blank lines'}.",
-                "past": f"{which}, which trace records quote, "
-                        f"{'is' if len(rows) == 1 else 'are'} past the rows shown here; "
-                        "open the full file to read "
-                        f"{'it' if len(rows) == 1 else 'them'}.",
-                "end": f"{which}, which trace records quote, "
-                       f"{'is' if len(rows) == 1 else 'are'} past the end of the file, "
-                       f"which has {plural(total, 'row')}."}[why]
+    for why, quoted in groups.items():
+        one = len(quoted) == 1
+        which = _rows_named(quoted)
+        text = (f"{which} {'is a blank line' if one else 'are blank lines'}." if why == "blank"
+                else f"{which}, which trace records quote, {'is' if one else 'are'} " + (
+                    f"past the rows shown here; open the full file to read "
+                    f"{'it' if one else 'them'}." if why == "past" else
+                    f"past the end of the file, which has {plural(len(rows), 'row')}."))
+        anchors = "".join(f'<span id="{row_anchor(n)}"></span>' for n in quoted)
         out.append(f'<p class="rows-not-drawn">{anchors}{escape(text)}</p>')
     return "".join(out)
 
@@ -131,29 +130,28 @@ def rows_viewer(p: Payload, links: Mapping[int, str] | None = None) -> Viewer:
     bad: list[int] = []
     repeated = False       # an object in a row repeats a key
     shown = 0
-    drawn: set[int] = set()  # rows with an item, and so an anchor
     for n, row in enumerate(rows[:MAX_ROWS], 1):
         if tree.shown >= tree.budget or size >= p.max_bytes:
             break
         shown = n
         if not row.strip():    # a blank line: nothing to show, and no document either
             continue
-        drawn.add(n)
         start = len(out)
+        label = _label(n, links)
         try:
             value, repeats = parse_json(row)
         except json.JSONDecodeError as exc:
             bad.append(n)
-            out.append(_bad_row(n, _label(n, links), row, f"column {exc.colno}: {exc.msg}"))
+            out.append(_bad_row(n, label, row, f"column {exc.colno}: {exc.msg}"))
         except (ValueError, RecursionError):
             bad.append(n)
-            out.append(_bad_row(n, _label(n, links), row, "not a document this viewer can parse"))
+            out.append(_bad_row(n, label, row, "not a document this viewer can parse"))
         else:
             repeated = repeated or repeats
             # the label before the tree, not in its <summary>: a link inside the control
             # that opens and closes a row is a control inside a control
             out.append(f'<li class="row" id="{row_anchor(n)}">'
-                       f'<span class="row-label">{_label(n, links)}:</span>')
+                       f'<span class="row-label">{label}:</span>')
             tree.node("", value, 0)
             out.append("</li>")
         size += sum(len(s) for s in out[start:])
@@ -172,6 +170,6 @@ def rows_viewer(p: Payload, links: Mapping[int, str] | None = None) -> Viewer:
     if replaced:
         notes.append(REPLACED_NOTE)
     body = Markup('<div class="json json-rows"><ol class="json-children">' + "".join(out) +
-                  "</ol>" + _not_drawn(links, drawn, len(rows), shown, cut) + "</div>")
+                  "</ol>" + _not_drawn(links, rows, shown, cut) + "</div>")
     return Viewer("rows", body + (full_file_link(p) if more else Markup("")), more,
                   " ".join(notes))

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
 from bundler.query import run_query
+from bundler.render.site import BuildOptions, build_site
+from bundler.render.urls import artifact_href, event_href
 
 from .conftest import Mini
 
@@ -103,3 +106,27 @@ def test_a_redacted_transcript_is_one_unverifiable_row(mini: Mini) -> None:
     rows = _rows(mini)
     assert [r[:3] for r in rows] == [("tr:1", 1, "unverifiable")]
     assert rows[0][3].startswith("payload redacted (personal data")
+
+
+def test_the_site_ties_records_to_the_copy_this_query_compares(mini: Mini,
+                                                              tmp_path: Path) -> None:
+    """The log pages, the transcript's page and this query agree on which copy is the
+    transcript: the last one.  Its page counts the records citing either of its names;
+    the early copy's page claims none of them and links no row."""
+    _ship(mini, "log:early", LINES[0] + "\n")
+    _record(mini, "tr:1", LINES[0], 1)
+    _record(mini, "tr:2", LINES[1], 2, "log:late")              # by the artifact's name
+    late = _ship(mini, "log:late", "\n".join(LINES) + "\n")
+    mini.finish()
+    out = tmp_path / "site"
+    build_site(mini.path, BuildOptions(output=out))
+    early_page = (out / artifact_href("log:early")).read_text("utf-8")
+    late_page = (out / artifact_href("log:late")).read_text("utf-8")
+    assert "Trace records quoting it" not in early_page and 'class="json-index" href' \
+        not in early_page
+    assert f"2 trace records in the log quote lines 1–2 of <code>{NAME}</code>" in late_page
+    assert re.findall(r'<a class="json-index" href="([^"]+)"', late_page) == [
+        "../" + event_href(mini.index().trace_records[r].seq) for r in ("tr:1", "tr:2")]
+    log = (out / "events" / "page-0001.html").read_text("utf-8")
+    assert log.count(f'href="../{artifact_href("log:late")}#row-') == 2
+    assert late.payload.name == NAME

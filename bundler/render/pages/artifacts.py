@@ -22,7 +22,7 @@ from bundler.render.pages.lists import cut
 from bundler.render.urls import artifact_href, event_href, payload_href, slug
 from bundler.render.viewer_jobs import ViewerJob
 from bundler.render.viewers import render_payload, viewer_category
-from bundler.render.viewers_rows import MAX_ROWS
+from bundler.render.viewers_rows import MAX_ROWS, row_anchor
 from bundler.verify.result import PayloadState
 
 #: Media types whose bytes must be served with a matching file extension on
@@ -88,14 +88,40 @@ def file_copy_path(digest: str, media_type: str) -> str | None:
 
 
 def _quoted(ctx: BuildContext, art: IndividualEvent) -> tuple[str, list[tuple[int, int]]] | None:
-    """The transcript name this artifact ships under and the (line, seq) of the trace
-    records that quote it (the payload's file name first, then the artifact's name)."""
-    names = (art.payload.name if art.payload else None, art.name)
-    for name in dict.fromkeys(n for n in names if n):
-        records = ctx.idx.records_of_transcript.get(name)
-        if records:
-            return name, records
-    return None
+    """The transcript name this artifact ships under and the (line, seq), in log order,
+    of the trace records that quote it: under either of its names (the payload's file
+    name first), where ``transcript_artifacts`` says this artifact is the transcript (the
+    last copy), as the log pages' links and ``transcript-mismatch`` have it."""
+    idx = ctx.idx
+    names = [n for n in dict.fromkeys((art.payload.name if art.payload else None, art.name))
+             if n and idx.transcript_artifacts.get(n) == art.id
+             and idx.records_of_transcript.get(n)]
+    if not names:
+        return None
+    records = sorted((r for n in names for r in idx.records_of_transcript[n]),
+                     key=lambda r: r[1])
+    return names[0], records
+
+
+def _shows_rows(ctx: BuildContext, art: IndividualEvent) -> bool:
+    """Does the artifact's page show its payload row by row (verified JSON Lines)?"""
+    status = ctx.idx.payload_status(art)
+    return (art.payload is not None and status is not None and status.path is not None
+            and status.state is PayloadState.VERIFIED
+            and viewer_category(status.media_type, art.payload.name) == "rows")
+
+
+def row_fragment(ctx: BuildContext, art_id: str, line: int | None) -> str:
+    """``#row-N`` for a link to the row a trace record quotes on the page of the
+    artifact shipping its transcript, "" where that page has no such anchor.
+
+    The page anchors every row up to ``MAX_ROWS`` that a record quotes: drawn, or
+    in the note on the rows it does not draw (:mod:`bundler.render.viewers_rows`)."""
+    art = ctx.idx.by_id.get(art_id)
+    if line is None or line > MAX_ROWS or not isinstance(art, IndividualEvent) or \
+            not _shows_rows(ctx, art):
+        return ""
+    return "#" + row_anchor(line)
 
 
 def _quoted_facts(quoted: tuple[str, list[tuple[int, int]]] | None,
@@ -141,7 +167,7 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str,
     shown = CODE_MAX_BYTES if category == "code" else TEXT_MAX_BYTES
     head = shown * PARSE_FACTOR if category in ("json", "csv", "rows") else shown
     rows: dict[int, str] = {}
-    if category == "rows" and quoted is not None:
+    if quoted is not None and _shows_rows(ctx, art):
         for line, seq in quoted[1]:
             if line <= MAX_ROWS:            # the rows a viewer can show; the first record
                 rows.setdefault(line, up + event_href(seq))

@@ -23,20 +23,17 @@ from bundler.model.events import (
     TraceRecordEvent,
     WorkflowNodeEvent,
 )
+from bundler.render.pages.artifacts import row_fragment
 from bundler.render.pages.base import (
     BuildContext,
     Page,
-    Ref,
     listing_path,
     n_pages,
     page_slice,
     pager,
 )
 from bundler.render.urls import EVENTS_PER_PAGE, event_page
-from bundler.render.viewers import viewer_category
-from bundler.render.viewers_rows import MAX_ROWS, row_anchor
 from bundler.verify.invariants import references
-from bundler.verify.result import PayloadState
 
 RAW_PREVIEW = 4000
 #: Characters of an event's recorded details (attributes, params, ...) shown on its page
@@ -50,23 +47,6 @@ DETAILS_PREVIEW = 8000
 def _extra_fields(cls: type[EventBase]) -> tuple[str, ...]:
     """The free-form fields of an event type shown under "Recorded details"."""
     return tuple(n for n in ("params", "rationale", "description") if n in cls.model_fields)
-
-
-def _at_row(ctx: BuildContext, ref: Ref, shipped: str, line: int | None) -> Ref:
-    """The link to a transcript's page, at the row the record quotes (``#row-7``) when
-    that page shows the payload row by row, as its viewer decides.
-
-    A row past the viewer's caps has no anchor there; the link then opens the page at
-    the top, whose note says how many rows it shows."""
-    art = ctx.idx.by_id.get(shipped)
-    if ref.href is None or line is None or line > MAX_ROWS or \
-            not isinstance(art, IndividualEvent) or art.payload is None:
-        return ref
-    status = ctx.idx.payload_status(art)
-    if status is None or status.state is not PayloadState.VERIFIED or \
-            viewer_category(status.media_type, art.payload.name) != "rows":
-        return ref
-    return dataclasses.replace(ref, href=f"{ref.href}#{row_anchor(line)}")
 
 
 def summary(ev: EventBase) -> str:
@@ -133,8 +113,11 @@ def events_page(ctx: BuildContext, p: int) -> Page:
             raw = ev.raw
             shipped = ctx.idx.transcript_artifacts.get(ev.source.transcript)
             if shipped is not None:     # the artifact that ships the transcript it quotes
-                refs.append({"field": "transcript", "ref": _at_row(
-                    ctx, ctx.ref(shipped, path), shipped, ev.source.line)})
+                ref = ctx.ref(shipped, path)
+                if ref.href is not None:    # at the row it quotes, where the page has one
+                    ref = dataclasses.replace(
+                        ref, href=ref.href + row_fragment(ctx, shipped, ev.source.line))
+                refs.append({"field": "transcript", "ref": ref})
         extra: dict[str, Any] = {}   # free-form details, shown as JSON
         if ev.attributes:
             extra["attributes"] = ev.attributes
