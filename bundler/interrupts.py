@@ -21,6 +21,7 @@ its own SIGINT handling, and :func:`check` never raises for it.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -136,6 +137,7 @@ def quiet_while_idle() -> None:
     build stops its workers itself."""
     if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
         signal.signal(signal.SIGINT, _interrupt_if_busy)
+    released()
 
 
 @contextmanager
@@ -149,5 +151,44 @@ def busy() -> Iterator[None]:
         _busy = False
 
 
-__all__ = ["busy", "check", "point_of_no_return", "quiet_while_idle", "recorded",
-           "requested"]
+# ------------------------------------------------------------------ forking
+_mask_before_hold: set[int | signal.Signals] | None = None
+
+
+@contextmanager
+def held_for_fork() -> Iterator[None]:
+    """Hold Ctrl-C back (SIGINT blocked, so it stays pending) while the block forks.
+
+    A forked child runs the handler it inherited until it installs its own, and Ctrl-C
+    reaches the build's whole process group.  Landing in between, it raised inside
+    :mod:`multiprocessing`'s start-up code, which printed its traceback under the
+    build's one-line "interrupted" (one CI run of the suite did).  A child forked here
+    starts with SIGINT blocked, and a Ctrl-C waits for it until its own handling is in
+    place and it calls :func:`released`.  In this process the block costs a Ctrl-C no
+    more than the fork's delay (the blocked signal is delivered when the block ends),
+    and Python forgets a signal it had not handled yet in the child."""
+    global _mask_before_hold
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    outer = _mask_before_hold
+    here = os.getpid()
+    before = _mask_before_hold = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        if os.getpid() == here:     # a child leaving the block holds on until released()
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+            _mask_before_hold = outer
+
+
+def released() -> None:
+    """In a child forked inside :func:`held_for_fork`, once its own Ctrl-C handling is
+    in place: the signal mask it had before, so a Ctrl-C that came meanwhile is handled
+    now.  Elsewhere, nothing."""
+    if _mask_before_hold is not None:
+        signal.pthread_sigmask(signal.SIG_SETMASK, _mask_before_hold)
+
+
+__all__ = ["busy", "check", "held_for_fork", "point_of_no_return", "quiet_while_idle",
+           "recorded", "released", "requested"]

@@ -7,12 +7,14 @@ ignored" and dropped by Python; these tests swallow one that way on purpose.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.util
 import os
 import signal
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
+from typing import Any, NoReturn
 
 import pytest
 from browser_util import poll
@@ -21,6 +23,10 @@ from fixtures.builders import make_valid_bundle
 from bundler import interrupts
 from bundler.cli import main
 from bundler.output import writer
+from bundler.render.site import BuildOptions, build_site
+from bundler.verify import VerifyOptions, stream, verify_bundle
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 class _SwallowsCtrlC:
@@ -255,3 +261,66 @@ def test_ctrl_c_between_the_two_renames_of_the_swap_keeps_a_site(
     assert (site / "index.html").is_file() and not (site / "previous").exists()
     poll(lambda: sorted(p.name for p in tmp_path.iterdir()) == ["bundle", "site"],
          timeout=30, what="the previous site's detached removal")
+
+
+# ------------------------------------------------------------ Ctrl-C as a child starts
+class _StartMarks:
+    """Where forked render workers that lived through their Ctrl-C leave a mark."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+
+
+def _ctrl_c_as_it_starts(marks: _StartMarks) -> None:
+    """A :mod:`multiprocessing` after-fork hook: Ctrl-C lands in a worker before its
+    initializer has run (where one CI run's did)."""
+    os.kill(os.getpid(), signal.SIGINT)
+    _busy_python()
+    (marks.folder / str(os.getpid())).touch()
+
+
+def test_a_render_worker_sent_ctrl_c_before_its_handler_is_set_waits_for_it(
+        tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Without the hold, each worker died inside multiprocessing's start-up code,
+    printing its traceback, and the build failed on a broken pool."""
+    (tmp_path / "marks").mkdir()
+    marks = _StartMarks(tmp_path / "marks")
+    multiprocessing.util.register_after_fork(marks, _ctrl_c_as_it_starts)
+    try:
+        result = build_site(REPO / "example_bundles" / "air-quality",
+                            BuildOptions(output=tmp_path / "site", jobs=2,
+                                         incremental=False))
+    finally:
+        del marks                   # the registry holds it weakly: the hook goes with it
+    assert len(list((tmp_path / "marks").iterdir())) == 2   # both workers lived
+    assert result.pages > 10 and (tmp_path / "site" / "index.html").is_file()
+    assert "Traceback" not in capfd.readouterr().err
+
+
+def test_a_verify_worker_sent_ctrl_c_before_it_is_ready_never_runs_the_callers_code(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A forked verify worker returning into the caller's code would go on as a second
+    copy of the build (its "interrupted", its clean-up).  Held, the Ctrl-C ends the
+    worker inside :func:`~bundler.verify.stream.serve`, and the build takes over its
+    ranges: the report is the same."""
+    built = make_valid_bundle(tmp_path / "bundle")
+    escaped = tmp_path / "escaped"
+    real_serve = stream.serve
+
+    def serve(*args: Any) -> NoReturn:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            _busy_python()
+        except KeyboardInterrupt:
+            escaped.touch()
+            os._exit(99)
+        (tmp_path / f"served-{os.getpid()}").touch()
+        real_serve(*args)
+
+    one = verify_bundle(built.path, VerifyOptions(keep_events=False, workers=1))
+    monkeypatch.setattr(stream, "serve", serve)
+    two = verify_bundle(built.path, VerifyOptions(keep_events=False, workers=2))
+    assert not escaped.exists()
+    assert len(list(tmp_path.glob("served-*"))) == 2
+    assert [d.code for d in two.diagnostics] == [d.code for d in one.diagnostics]
+    assert two.valid and bytes(two.bundle.leaf_hashes) == bytes(one.bundle.leaf_hashes)

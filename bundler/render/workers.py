@@ -150,9 +150,8 @@ def _render_forked(job: RenderJob, jobs: int, audit: list[list[PageTask]],
     failures: list[BaseException] = []
     try:
         window = 2 * jobs              # chunks in flight: bounds queued results too
-        audits = [pool.submit(chunks.run_chunk, part, None) for part in audit]
-        queue: list[Future[list[PageResult]]] = [
-            pool.submit(chunks.run_chunk, part, None) for part in parts[:window]]
+        audits = [_submit(pool, part, None) for part in audit]
+        queue = [_submit(pool, part, None) for part in parts[:window]]
         todo = parts[window:]
         # this process's own writing (copies, search data) runs in a thread, so the
         # queue keeps being refilled while it copies
@@ -165,7 +164,7 @@ def _render_forked(job: RenderJob, jobs: int, audit: list[list[PageTask]],
                 final = _submit_last(pool, job, audits, last)
             yield from future.result()
             if todo:
-                queue.append(pool.submit(chunks.run_chunk, todo.pop(0), None))
+                queue.append(_submit(pool, todo.pop(0), None))
         if final is None:
             final = _submit_last(pool, job, audits, last)
         for future in audits:
@@ -367,7 +366,16 @@ def _submit_last(pool: ProcessPoolExecutor, job: RenderJob,
     """Queue the pages that show the audit counts (waits for the audit queries)."""
     counts = _audit_counts([r for a in audits for r in a.result()])
     job.ctx.audit_pages, job.ctx.audit_idle = counts
-    return pool.submit(chunks.run_chunk, last, counts)
+    return _submit(pool, last, counts)
+
+
+def _submit(pool: ProcessPoolExecutor, part: list[PageTask],
+            counts: chunks.AuditCounts | None) -> Future[list[PageResult]]:
+    """``pool.submit``, which forks the workers when it first runs (or, in another
+    Python, whenever it starts one): a Ctrl-C is held back until each has its handler
+    (:func:`~bundler.interrupts.held_for_fork`)."""
+    with interrupts.held_for_fork():
+        return pool.submit(chunks.run_chunk, part, counts)
 
 
 def _capture(fn: Callable[[], None], failures: list[BaseException]) -> None:

@@ -31,6 +31,7 @@ import signal
 from collections.abc import Container, Iterator
 from pathlib import Path
 
+from bundler import interrupts
 from bundler.integrity.canonical import fast_canonical_object
 from bundler.load.events import read_lines
 from bundler.verify.stream import (
@@ -109,7 +110,8 @@ class _Checker:
     def __init__(self, path: Path, cap: int, ranges: list[tuple[int, int]]) -> None:
         read_fd, write_fd = os.pipe()
         try:
-            pid = os.fork()
+            with interrupts.held_for_fork():
+                pid = os.fork()
         except OSError:
             os.close(read_fd)
             os.close(write_fd)

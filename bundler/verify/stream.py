@@ -31,6 +31,7 @@ from collections.abc import Callable, Container, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO, Literal, NoReturn
 
+from bundler import interrupts
 from bundler.gc_scopes import collector_paused
 from bundler.integrity.canonical import parse_vouched
 from bundler.load.events import Finding, parse_line, read_lines
@@ -231,7 +232,8 @@ class _ForkedWorkers:
             for k in range(n):
                 read_fd, write_fd = os.pipe()
                 try:
-                    pid = os.fork()
+                    with interrupts.held_for_fork():
+                        pid = os.fork()
                 except OSError:
                     os.close(read_fd)
                     os.close(write_fd)
@@ -289,6 +291,7 @@ def serve(path: Path, cap: int, ranges: list[tuple[int, int]], write_fd: int,
     then ``after()``'s answer as one more frame."""
     status = 1
     try:
+        interrupts.released()   # forked holding Ctrl-C: from here it ends this worker
         gc.freeze()  # inherited objects: never scanned, so their pages stay shared
         with os.fdopen(write_fd, "wb") as out:
             for start, end in ranges:
