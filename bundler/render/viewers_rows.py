@@ -10,6 +10,10 @@ every small block below them (a message's text), so each member is on a line of 
 own and long strings wrap, as in the JSON viewer (:mod:`bundler.render.viewers_json`),
 whose rules and caps apply: values in all, and the characters of each string.
 
+Within the page's budget a long session shows only its first rows (56 of a real
+Claude Code session's 438), so the rows past them that trace records quote follow in a
+list of their own, within a second budget: a record's link lands on its row.
+
 A row that is not JSON (a session killed while writing one, a tool's banner)
 is shown as its text, marked, and the rows after it as usual; a blank row is
 left out, and the numbers of the rows after it still count it.  Rows are cut
@@ -79,19 +83,22 @@ def _label(n: int, links: Mapping[int, str]) -> str:
             f'quotes row {n}">row {n}</a>')
 
 
-def _not_drawn(links: Mapping[int, str], rows: list[str], shown: int, cut: bool) -> str:
-    """A note for the rows trace records quote that the list above does not show, so a
-    record's link (``#row-N``) lands on why: the row is blank, past the rows shown, or
-    past the end of the file (which ``transcript-mismatch`` lists too).
+def _not_drawn(links: Mapping[int, str], rows: list[str], shown: int, cut: bool,
+               further: set[int]) -> str:
+    """A note for the rows trace records quote that the lists above do not show, so a
+    record's link (``#row-N``) lands on why: the row is blank, past the rows shown (and
+    past the budget of those ``further`` on), or past the end of the file (which
+    ``transcript-mismatch`` lists too).
 
     One note per reason, not one item per row: a long session quotes every row, and
     the hundreds past the cut would each say the same.  Each row gets an empty anchor
     in its note; the note is outlined when one of them is the target."""
     groups: dict[str, list[int]] = {}
     for n in sorted(links):
-        if n <= shown and rows[n - 1].strip():
+        if n in further or (n <= shown and rows[n - 1].strip()):
             continue                       # drawn, with its own anchor
-        why = ("blank" if n <= shown else "past" if n <= len(rows) or cut else "end")
+        why = ("blank" if n <= len(rows) and not rows[n - 1].strip() else
+               "past" if n <= len(rows) or cut else "end")
         groups.setdefault(why, []).append(n)
     out = []
     for why, quoted in groups.items():
@@ -99,7 +106,7 @@ def _not_drawn(links: Mapping[int, str], rows: list[str], shown: int, cut: bool)
         which = _rows_named(quoted)
         text = (f"{which} {'is a blank line' if one else 'are blank lines'}." if why == "blank"
                 else f"{which}, which trace records quote, {'is' if one else 'are'} " + (
-                    f"past the rows shown here; open the full file to read "
+                    f"past what this page has room for; open the full file to read "
                     f"{'it' if one else 'them'}." if why == "past" else
                     f"past the end of the file, which has {plural(len(rows), 'row')}."))
         anchors = "".join(f'<span id="{row_anchor(n)}"></span>' for n in quoted)
@@ -119,57 +126,104 @@ def _rows_named(rows: list[int]) -> str:
             f"{rows[-1]})")
 
 
-def rows_viewer(p: Payload, links: Mapping[int, str] | None = None) -> Viewer:
-    """The rows of a JSON Lines payload, in order, until a cap; the rest is a link.
-    ``links``: row number -> the link its label gets (the trace record quoting it)."""
-    links = links or {}
-    rows, cut, replaced = _rows(p)
-    tree = JsonTree(MAX_NODES)
-    out = tree.out
-    size = 0               # characters of markup so far
-    bad: list[int] = []
-    repeated = False       # an object in a row repeats a key
-    shown = 0
-    for n, row in enumerate(rows[:MAX_ROWS], 1):
-        if tree.shown >= tree.budget or size >= p.max_bytes:
-            break
-        shown = n
-        if not row.strip():    # a blank line: nothing to show, and no document either
-            continue
+class _Drawn:
+    """Rows drawn into one list, within a budget of values and of markup."""
+
+    def __init__(self, max_bytes: int) -> None:
+        self.tree = JsonTree(MAX_NODES)
+        self.max_bytes = max_bytes
+        self.size = 0          # characters of markup so far
+        self.bad: list[int] = []
+        self.repeated = False  # an object in a row repeats a key
+
+    @property
+    def full(self) -> bool:
+        return self.tree.shown >= self.tree.budget or self.size >= self.max_bytes
+
+    def add(self, n: int, row: str, links: Mapping[int, str]) -> None:
+        """Row ``n`` (not blank): a tree, or its text marked if it is not JSON."""
+        out = self.tree.out
         start = len(out)
         label = _label(n, links)
         try:
             value, repeats = parse_json(row)
         except json.JSONDecodeError as exc:
-            bad.append(n)
+            self.bad.append(n)
             out.append(_bad_row(n, label, row, f"column {exc.colno}: {exc.msg}"))
         except (ValueError, RecursionError):
-            bad.append(n)
+            self.bad.append(n)
             out.append(_bad_row(n, label, row, "not a document this viewer can parse"))
         else:
-            repeated = repeated or repeats
+            self.repeated = self.repeated or repeats
             # the label before the tree, not in its <summary>: a link inside the control
             # that opens and closes a row is a control inside a control
             out.append(f'<li class="row" id="{row_anchor(n)}">'
                        f'<span class="row-label">{label}:</span>')
-            tree.node("", value, 0)
+            self.tree.node("", value, 0)
             out.append("</li>")
-        size += sum(len(s) for s in out[start:])
+        self.size += sum(len(s) for s in out[start:])
+
+
+def _quoted_past(rows: list[str], shown: int, links: Mapping[int, str],
+                 max_bytes: int) -> tuple[str, list[int], _Drawn]:
+    """The rows past the first ``shown`` that trace records quote, each drawn as the
+    list above draws a row, within a budget of their own: a record's link then lands on
+    the row itself, not on a note sending the reader to the raw file (a real Claude
+    Code session of 438 rows shows its first 56 within the list's budget).  A gap in
+    the numbers is marked.  Returns the list's markup and the rows it drew."""
+    drawn = _Drawn(max_bytes)
+    out = drawn.tree.out
+    numbers: list[int] = []
+    for n in sorted(k for k in links if shown < k <= len(rows) and rows[k - 1].strip()):
+        if drawn.full:
+            break
+        before = numbers[-1] if numbers else shown
+        if n > before + 1:
+            out.append(f'<li class="rows-gap">{_rows_named(list(range(before + 1, n)))} '
+                       f'not shown</li>')
+        drawn.add(n, rows[n - 1], links)
+        numbers.append(n)
+    if not numbers:
+        return "", [], drawn
+    intro = f"Further on, {plural(len(numbers), 'row')} that trace records quote:"
+    return (f'<p class="rows-quoted">{escape(intro)}</p><ol class="json-children">'
+            + "".join(out) + "</ol>"), numbers, drawn
+
+
+def rows_viewer(p: Payload, links: Mapping[int, str] | None = None) -> Viewer:
+    """The rows of a JSON Lines payload, in order, until a cap; then the rows past it
+    that trace records quote; the rest is a link.  ``links``: row number -> the link
+    its label gets (the trace record quoting it)."""
+    links = links or {}
+    rows, cut, replaced = _rows(p)
+    first = _Drawn(p.max_bytes)
+    shown = 0
+    for n, row in enumerate(rows[:MAX_ROWS], 1):
+        if first.full:
+            break
+        shown = n
+        if row.strip():    # a blank line: nothing to show, and no document either
+            first.add(n, row, links)
+    quoted, further, later = _quoted_past(rows, shown, links, p.max_bytes)
     more = shown < len(rows) or cut
+    bad = first.bad + later.bad
     notes = []
     if more:
         notes.append(f"Showing the first {plural(shown, 'row')} of this "
-                     f"{human_size(p.total)} file.")
+                     f"{human_size(p.total)} file" +
+                     (f", and {len(further):,} further on that trace records quote."
+                      if further else "."))
     if bad:
         named = ", ".join(map(str, bad[:NAMED_BAD_ROWS])) + \
             (f" and {len(bad) - NAMED_BAD_ROWS:,} more" if len(bad) > NAMED_BAD_ROWS else "")
         notes.append(f"{'Row' if len(bad) == 1 else 'Rows'} {named} "
                      f"{'is' if len(bad) == 1 else 'are'} not JSON; shown as text.")
-    if repeated:
+    if first.repeated or later.repeated:
         notes.append(REPEATED_NOTE)
     if replaced:
         notes.append(REPLACED_NOTE)
-    body = Markup('<div class="json json-rows"><ol class="json-children">' + "".join(out) +
-                  "</ol>" + _not_drawn(links, rows, shown, cut) + "</div>")
+    body = Markup('<div class="json json-rows"><ol class="json-children">' +
+                  "".join(first.tree.out) + "</ol>" + quoted +
+                  _not_drawn(links, rows, shown, cut, set(further)) + "</div>")
     return Viewer("rows", body + (full_file_link(p) if more else Markup("")), more,
                   " ".join(notes))

@@ -84,11 +84,75 @@ def test_a_quoted_row_the_list_does_not_show_still_has_its_anchor_and_why() -> N
     assert re.findall(r'<p class="rows-not-drawn">(?:<span id="row-\d+"></span>)+(.*?)</p>',
                       cut) == [
         "Row 2 is a blank line.",
-        "Rows 4 to 500, which trace records quote, are past the rows shown here; open the "
-        "full file to read them."]
+        "Rows 4 to 500, which trace records quote, are past what this page has room for; "
+        "open the full file to read them."]
     assert cut.count('<span id="row-') == 1 + 497
     assert "rows-not-drawn" not in str(render_payload(data, JSONL, "s.jsonl", file_href="x",
                                                       row_links={1: "#e1"}).html)
+
+
+def test_quoted_rows_past_the_list_are_drawn_further_on_with_the_gaps_marked() -> None:
+    """A real session of 438 rows shows its first 56 within the list's budget; a trace
+    record quoting row 300 must land on row 300, not on a note sending the reader to
+    the raw file.  The rows the records quote past the list are drawn below it, in
+    order, as the list draws them, within a budget of their own."""
+    wide = [json.dumps({"n": n, "k": list(range(40))}) for n in range(1, 401)]
+    data = ("\n".join(wide) + "\n\n{torn\n").encode()          # row 401 blank, 402 torn
+    quoted = [2, 150, 151, 300, 401, 402, 500]
+    links = {n: f"../events/page-0001.html#e{n}" for n in quoted}
+    v = render_payload(data, JSONL, "s.jsonl", file_href="x", row_links=links)
+    html = str(v.html)
+    first, _, rest = html.partition('<p class="rows-quoted">')
+    shown = rows_of(first)
+    assert shown == list(range(1, len(shown) + 1)) and 20 < len(shown) < 150
+    assert rows_of(rest) == [150, 151, 300, 402]
+    assert unescape(text_of(rest.split("</p>")[0])) == \
+        "Further on, 4 rows that trace records quote:"
+    assert [unescape(g) for g in re.findall(r'<li class="rows-gap">([^<]*)</li>', rest)] == [
+        f"Rows {len(shown) + 1} to 149 not shown", "Rows 152 to 299 not shown",
+        "Rows 301 to 401 not shown"]
+    for n in (150, 300):        # the row itself, its label linking the record, its values
+        item = rest[rest.index(f'<li class="row" id="row-{n}">'):].split("</li>")[0]
+        assert f'href="../events/page-0001.html#e{n}"' in item
+        assert f'&#34;n&#34;</span>: <span class="json-num">{n}</span>' in item
+    assert 'id="row-402"' in rest and "not JSON" in rest
+    assert v.note == (f"Showing the first {len(shown)} rows of this "
+                      f"{len(data) / 1024:.1f} KiB file, and 4 further on that trace records "
+                      "quote. Row 402 is not JSON; shown as text.")
+    ids = re.findall(r'\bid="([^"]*)"', html)
+    assert len(ids) == len(set(ids))
+    assert [unescape(text_of(n)) for n in re.findall(r'<p class="rows-not-drawn">(.*?)</p>',
+                                                      html)] == [
+        "Row 401 is a blank line.",
+        "Row 500, which trace records quote, is past the end of the file, which has 402 rows."]
+
+
+def test_quoted_rows_further_on_stop_at_their_own_budget() -> None:
+    """A record for every row: the rows further on fill a second budget as large as the
+    list's, and those past both are named in the note."""
+    big = "".join(json.dumps({"s": "y" * 900}) + "\n" for _ in range(300)).encode()
+    links = {n: f"#e{n}" for n in range(1, 301)}
+    html = str(render_payload(big, JSONL, "s.jsonl", file_href="x", max_bytes=20_000,
+                              row_links=links).html)
+    first, _, rest = html.partition('<p class="rows-quoted">')
+    shown, further = rows_of(first), rows_of(rest)
+    assert 10 <= len(further) <= len(shown) + 5
+    assert further == list(range(len(shown) + 1, len(shown) + 1 + len(further)))
+    assert "rows-gap" not in rest       # consecutive: no gap to mark
+    assert len(first) < 20_000 + 3_000
+    assert len(rest.partition('<p class="rows-not-drawn">')[0]) < 20_000 + 3_000
+    past = further[-1] + 1
+    assert re.findall(r'<p class="rows-not-drawn">(?:<span id="row-\d+"></span>)+(.*?)</p>',
+                      html) == [
+        f"Rows {past} to 300, which trace records quote, are past what this page has room "
+        "for; open the full file to read them."]
+
+
+def test_no_row_is_quoted_further_on_when_no_record_quotes_one() -> None:
+    big = "".join(json.dumps({"s": "y" * 900}) + "\n" for _ in range(300)).encode()
+    html = str(render_payload(big, JSONL, "s.jsonl", file_href="x", max_bytes=20_000,
+                              row_links={1: "#e1"}).html)
+    assert "rows-quoted" not in html and "rows-gap" not in html
 
 
 def test_the_rows_a_note_names() -> None:

@@ -139,7 +139,11 @@ def test_json_lines_sessions_read_row_by_row_with_no_row_torn(
         for line in s.lines[:20]:          # each row's members are on the page, by name
             for key in json.loads(line):
                 assert on_page(json.dumps(key, ensure_ascii=False)) + ": " in text, (s.tool, key)
-        assert f"Showing the first {len(rows)} rows of this" in html
+        # every row is quoted: the rows past the list's budget go on, further on
+        first = len(_ROW.findall(viewer.partition('<p class="rows-quoted">')[0]))
+        assert 50 <= first < len(rows) < len(s.lines), s.tool
+        assert re.search(rf"Showing the first {first} rows of this [0-9.]+ KiB file, and "
+                         rf"{len(rows) - first} further on that trace records quote\.", html)
 
 
 def test_single_document_sessions_are_json_trees(real: tuple[list[Session], BuiltSite]) -> None:
@@ -162,7 +166,7 @@ def test_real_session_pages_load_clean_in_chromium(real: tuple[list[Session], Bu
         for rel in pages:
             page.goto((built.site / rel).as_uri())
             assert page.locator("h1").count() == 1, rel
-        rows = page.locator(".json-rows > ol > li")
+        rows = page.locator(".json-rows > ol").first.locator(":scope > li")
         page.goto((built.site / pages[0]).as_uri())
         assert rows.count() >= 50
         assert axe_serious(page) == []
@@ -178,11 +182,20 @@ def test_real_session_pages_load_clean_in_chromium(real: tuple[list[Session], Bu
         assert target.locator(".row-label").inner_text() == "row 40:"
         assert target.evaluate("e => { const r = e.getBoundingClientRect();"
                                " return r.top >= 0 && r.top < innerHeight; }")
-        # a row past the ones shown: its link lands on the note that says so, in view
+        # a quoted row past the list is drawn further on, and its link lands on it
+        further = page.locator("p.rows-quoted + ol > li.row").last
+        far = further.get_attribute("id")
+        assert far is not None and int(far.removeprefix("row-")) > rows.count()
+        page.goto((built.site / artifact_href(s.individual)).as_uri() + "#" + far)
+        assert page.locator(":target").get_attribute("id") == far
+        assert page.locator(":target .row-label a").get_attribute("href") is not None
+        assert page.locator(":target").evaluate("e => { const r = e.getBoundingClientRect();"
+                                                " return r.top >= 0 && r.top < innerHeight; }")
+        # a row past both: its link lands on the note that says so, in view
         last = len(s.records)
         page.goto((built.site / artifact_href(s.individual)).as_uri() + f"#row-{last}")
         note = page.locator("p.rows-not-drawn:has(> :target)")
-        assert "past the rows shown here" in note.inner_text()
+        assert "past what this page has room for" in note.inner_text()
         assert note.evaluate("e => { const r = e.getBoundingClientRect();"
                              " return r.top >= 0 && r.top < innerHeight; }")
         assert log.problems() == []
