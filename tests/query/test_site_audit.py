@@ -75,6 +75,19 @@ def test_an_empty_answer_says_whether_anything_was_checked(site: Path,
                 'was compared.</p>') in page
         assert idle((out / "audit" / "index.html").read_text("utf-8")) == [
             "evaluator-disagreement", "transcript-mismatch"], jobs
+        # the overview lists findings, then the checks that could not find any
+        overview = (out / "index.html").read_text("utf-8")
+        section = overview[overview.index('id="audit-h"'):overview.index("All audit queries")]
+        assert re.findall(r'<li><a href="audit/([a-z-]+)\.html">', section) == [
+            "unsupported-claims", "value-mismatch", "accepted-without-independent-evaluator",
+            "reused-in-manuscript"], jobs
+        assert ('<p>Nothing to check for <a href="audit/evaluator-disagreement.html">'
+                'evaluator-disagreement</a> and <a href="audit/transcript-mismatch.html">'
+                'transcript-mismatch</a>: the bundle holds nothing they examine.</p>'
+                ) in section, jobs
+    overview = (site / "index.html").read_text("utf-8")
+    assert ('<p>Nothing to check for <a href="audit/evaluator-disagreement.html">'
+            'evaluator-disagreement</a>: the bundle holds nothing it examines.</p>') in overview
 
 
 def test_rows_link_to_claims_artifacts_and_events(site: Path) -> None:

@@ -139,6 +139,10 @@ def overview_page(ctx: BuildContext) -> Page:
         "payload_states": sorted(states.items()),
         "span": idx.time_span(),
         "audit": ctx.audit_pages,
+        "audit_found": sum(1 for _, _, rows in ctx.audit_pages if rows),
+        # a check with nothing to examine is no finding, nor is it a pass
+        "audit_idle": [(name, href) for name, href, _ in ctx.audit_pages
+                       if name in ctx.audit_idle],
         "summary": report.summary(),
         "trust_text": TRUST_TEXT[report.trust],
         "first_error": next((d for d in report.diagnostics if d.severity.label == "error"), None),
