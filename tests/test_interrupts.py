@@ -24,7 +24,7 @@ from bundler import interrupts
 from bundler.cli import main
 from bundler.output import writer
 from bundler.render.site import BuildOptions, build_site
-from bundler.verify import VerifyOptions, stream, verify_bundle
+from bundler.verify import VerifyOptions, checker, stream, verify_bundle
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -318,9 +318,16 @@ def test_a_verify_worker_sent_ctrl_c_before_it_is_ready_never_runs_the_callers_c
         real_serve(*args)
 
     one = verify_bundle(built.path, VerifyOptions(keep_events=False, workers=1))
+    log = built.path / "events.jsonl"
+    alone = list(checker.checked_results(log, 1 << 20, False))
     monkeypatch.setattr(stream, "serve", serve)
+    monkeypatch.setattr(checker, "serve", serve)
     two = verify_bundle(built.path, VerifyOptions(keep_events=False, workers=2))
     assert not escaped.exists()
     assert len(list(tmp_path.glob("served-*"))) == 2
     assert [d.code for d in two.diagnostics] == [d.code for d in one.diagnostics]
     assert two.valid and bytes(two.bundle.leaf_hashes) == bytes(one.bundle.leaf_hashes)
+    # the checker, forked the same way to vouch for ranges of the log
+    assert list(checker.checked_results(log, 1 << 20, False, wait=True)) == alone
+    assert not escaped.exists()
+    assert len(list(tmp_path.glob("served-*"))) == 3
