@@ -22,6 +22,7 @@ import contextlib
 import functools
 import gc
 import hashlib
+import io
 import itertools
 import os
 import pickle
@@ -69,6 +70,8 @@ PARALLEL_MIN_BYTES = 1 << 20
 RANGE_BYTES = 2 << 20
 MIN_RANGES = 16
 MIN_RANGE_BYTES = 64 << 10
+#: Lines per pickle within a range that a worker sends (:func:`packed_range`).
+CHUNK_LINES = 64
 #: Environment variable that sets the number of workers (0 or 1: none).
 WORKERS_ENV = "REVIEW_BUNDLER_WORKERS"
 
@@ -119,11 +122,38 @@ def analyse_lines(fh: BinaryIO, cap: int, end: int | None, keep_model: bool,
             expect = _EMPTY_LEAF.hex()
 
 
-def analyse_range(path: Path, start: int, end: int, cap: int) -> list[LineResult]:
+def analyse_range(path: Path, start: int, end: int, cap: int) -> Iterator[LineResult]:
     """The lines in bytes ``[start, end)``, which begin and end at line starts."""
     with open(path, "rb") as fh:
         fh.seek(start)
-        return list(analyse_lines(fh, cap, end, False, plain=True))
+        yield from analyse_lines(fh, cap, end, False, plain=True)
+
+
+def packed_range(path: Path, start: int, end: int, cap: int) -> bytes:
+    """:func:`analyse_range` as a worker sends it: pickles of ``CHUNK_LINES`` lines each,
+    end to end (:func:`unpacked` reads them back).
+
+    Pickling a range's results as one list made a worker hold all of them (2 MiB of
+    log, thousands of tuples) at once: the cyclic GC walked them again and again, and
+    each line's objects landed in fresh memory instead of the memory the line before
+    had freed.  Measured at 100k events (session 37, medians of 10 rounds): analysing
+    and pickling every range cost 1.87 s of CPU as whole lists and 1.29 s in chunks of
+    256 lines; in another run, 1.27 s in chunks of 1,024 (GC off), 1.16 s of 256, 1.08
+    s of 64 and 0.95 s analysing alone.  ``validate`` with two workers went from 2.85x
+    to 2.56x the floor.  The bytes are compact, and the range is still one frame.
+    """
+    out = io.BytesIO()
+    lines = analyse_range(path, start, end, cap)
+    while chunk := list(itertools.islice(lines, CHUNK_LINES)):
+        pickle.dump(chunk, out, protocol=pickle.HIGHEST_PROTOCOL)
+    return out.getvalue()
+
+
+def unpacked(blob: bytes) -> Iterator[LineResult]:
+    """The lines of a :func:`packed_range`, one chunk alive at a time."""
+    src = io.BytesIO(blob)
+    while src.tell() < len(blob):
+        yield from pickle.load(src)
 
 
 def line_results(path: Path, cap: int, *, keep_models: bool, workers: int,
@@ -174,10 +204,10 @@ class LineStream:
         try:
             with collector_paused():
                 for i, (start, end) in enumerate(ranges):
-                    batch = pool.receive(i)
+                    blob = pool.receive(i)
                     # A worker that died (killed, out of memory, a bug) costs speed, not
                     # correctness: its ranges are analysed here, and a bug then raises here.
-                    yield from (batch if batch is not None
+                    yield from (unpacked(blob) if blob is not None
                                 else analyse_range(path, start, end, cap))
                 self.after = pool.receive_after()
         finally:
@@ -240,7 +270,7 @@ class _ForkedWorkers:
                     raise
                 if pid == 0:  # the worker: never returns into the caller's code
                     os.close(read_fd)
-                    serve(path, cap, ranges[k::n], write_fd, analyse_range,
+                    serve(path, cap, ranges[k::n], write_fd, packed_range,
                           None if after is None else functools.partial(after, k, n))
                 os.close(write_fd)
                 self.pids.append(pid)
@@ -249,9 +279,10 @@ class _ForkedWorkers:
             self.close()
             raise
 
-    def receive(self, i: int) -> list[LineResult] | None:
-        batch: list[LineResult] | None = self._frame(i % self.n)
-        return batch
+    def receive(self, i: int) -> bytes | None:
+        """Range ``i`` as :func:`packed_range` made it; None if its worker is gone."""
+        blob: bytes | None = self._frame(i % self.n)
+        return blob
 
     def receive_after(self) -> list[Any]:
         """Each live worker's answer to ``after``, read once all its ranges were."""

@@ -8,8 +8,10 @@ must equal the single-process one finding for finding, in order.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+import pickle
 import random
 import shutil
 from pathlib import Path
@@ -98,6 +100,7 @@ def cases(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
 def tiny_ranges(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(stream, "RANGE_BYTES", 900)  # two or three lines per range
     monkeypatch.setattr(stream, "MIN_RANGE_BYTES", 900)
+    monkeypatch.setattr(stream, "CHUNK_LINES", 2)  # a range of three lines: two pickles
 
 
 @pytest.mark.usefixtures("tiny_ranges")
@@ -190,6 +193,23 @@ def test_workers_are_reaped(cases: list[Path], monkeypatch: pytest.MonkeyPatch) 
     for pid in pids:
         with pytest.raises(ChildProcessError):
             os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_range_is_sent_in_chunks(cases: list[Path]) -> None:
+    """A worker pickles a range a chunk at a time (never holding all its results), and
+    the parent reads back exactly the lines, in order, that analysing it here gives."""
+    log = cases[0] / "events.jsonl"
+    start, end = stream.byte_ranges(log, stream.range_bytes(log.stat().st_size))[1]
+    here = list(stream.analyse_range(log, start, end, 1 << 20))
+    assert len(here) > 2 * stream.CHUNK_LINES  # the test needs a range of several chunks
+    blob = stream.packed_range(log, start, end, 1 << 20)
+    src, sizes = io.BytesIO(blob), []
+    while src.tell() < len(blob):
+        sizes.append(len(pickle.load(src)))
+    assert sizes == [stream.CHUNK_LINES] * (len(here) // stream.CHUNK_LINES) + (
+        [len(here) % stream.CHUNK_LINES] if len(here) % stream.CHUNK_LINES else [])
+    assert list(stream.unpacked(blob)) == here
+    assert list(stream.unpacked(b"")) == []
 
 
 def test_range_sizes() -> None:
