@@ -146,25 +146,48 @@ def unreadable(exc: PermissionError, bundle: str | os.PathLike[str]) -> InputErr
 
 
 def _check_folder_links(root: Path, sink: DiagnosticSink, source: BundleSource) -> None:
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False,
-                                                onerror=_raise_unreadable):
-        for name in sorted(dirnames + filenames):
-            full = Path(dirpath, name)
-            st = full.lstat()
-            rel = full.relative_to(root).as_posix()
-            if stat.S_ISLNK(st.st_mode):
-                target = os.readlink(full)
-                try:
-                    inside = (full.parent / target).resolve().is_relative_to(root.resolve())
-                    where = "" if inside else " leaves the bundle"
-                except (RuntimeError, OSError):  # a loop (3.11 raises RuntimeError)
-                    where = " is a loop"
-                sink.emit("RB103", f"symlink {rel!r} -> {target!r}{where}; links are never "
-                          "followed", Location(path=rel))
-                source.unsafe_paths.add(rel)
-            elif not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+    """Flag every symlink and special file in the bundle folder (none is ever followed).
+
+    Each folder is listed once with ``os.scandir``, whose entries know their own type
+    from the listing: no ``lstat`` or path object per file.  With them, this walk took
+    2.6 ms of ``validate``'s 0.16 s on a 10k-event bundle (320 payload files) and 34 ms
+    at 100k; now 0.3 and 2.6 ms (session 37).  Entries are taken in name order, a
+    folder's own before its subfolders', so the findings come out in the same order on
+    every filesystem.
+    """
+    todo = [(os.fspath(root), "")]
+    while todo:
+        folder, prefix = todo.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError as exc:
+            _raise_unreadable(exc)
+            continue
+        subfolders = []
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                subfolders.append((entry.path, f"{prefix}{entry.name}/"))
+            elif entry.is_symlink():
+                _flag_link(root, Path(entry.path), prefix + entry.name, sink, source)
+            elif not entry.is_file(follow_symlinks=False):
+                rel = prefix + entry.name
                 sink.emit("RB103", f"{rel!r} is not a regular file", Location(path=rel))
                 source.unsafe_paths.add(rel)
+        todo += reversed(subfolders)  # popped in name order
+
+
+def _flag_link(root: Path, full: Path, rel: str, sink: DiagnosticSink,
+               source: BundleSource) -> None:
+    target = os.readlink(full)
+    try:
+        inside = (full.parent / target).resolve().is_relative_to(root.resolve())
+        where = "" if inside else " leaves the bundle"
+    except (RuntimeError, OSError):  # a loop (3.11 raises RuntimeError)
+        where = " is a loop"
+    sink.emit("RB103", f"symlink {rel!r} -> {target!r}{where}; links are never "
+              "followed", Location(path=rel))
+    source.unsafe_paths.add(rel)
 
 
 @contextmanager

@@ -51,6 +51,39 @@ def test_regular_file_and_path(tmp_path: Path) -> None:
     assert src.exists("payloads/sha256/aa") and not src.exists("payloads/sha256/link")
 
 
+def test_every_link_and_special_file_is_flagged_in_name_order(tmp_path: Path) -> None:
+    """The walk of a bundle folder: every symlink (to a file, to a folder, leaving the
+    bundle, a loop) and every special file, at any depth, in name order with a folder's
+    own entries before its subfolders'; a linked folder is flagged, never entered."""
+    root = tmp_path / "b"
+    for folder in ("a/z", "a/b", "c"):
+        (root / folder).mkdir(parents=True)
+    (root / "events.jsonl").write_bytes(b"")
+    (root / "a" / "b" / "file").write_bytes(b"x")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret").write_bytes(b"s")
+    os.symlink(tmp_path / "outside", root / "a" / "z" / "out")
+    os.symlink("file", root / "a" / "b" / "in")
+    os.symlink("loop", root / "c" / "loop")
+    os.symlink("b", root / "a" / "linked-folder")
+    os.mkfifo(root / "a" / "fifo")
+    os.mkfifo(root / "zz-fifo")
+    sink = DiagnosticSink()
+    with open_bundle(root, sink) as src:
+        found = [(d.code, str(d.location.path if d.location else ""), d.message)
+                 for d in sink]
+        assert src.unsafe_paths == {"a/z/out", "a/b/in", "c/loop", "a/linked-folder",
+                                    "a/fifo", "zz-fifo"}
+    assert [(code, where) for code, where, _ in found] == [
+        ("RB103", "zz-fifo"), ("RB103", "a/fifo"), ("RB103", "a/linked-folder"),
+        ("RB103", "a/b/in"), ("RB103", "a/z/out"), ("RB103", "c/loop")]
+    messages = [m for _, _, m in found]
+    assert "is not a regular file" in messages[0]
+    assert messages[2] == ("symlink 'a/linked-folder' -> 'b'; links are never followed")
+    assert messages[4].endswith("leaves the bundle; links are never followed")
+    assert " is a loop;" in messages[5]
+
+
 def test_a_folder_swapped_for_a_link_is_caught_outside_the_block(tmp_path: Path) -> None:
     src, root = _source(tmp_path)
     elsewhere = tmp_path / "elsewhere"
