@@ -19,6 +19,7 @@ from bundler.load.reopen import reopen
 from bundler.load.stamp import require_digest
 from bundler.render.highlight import pick_lexer
 from bundler.render.viewers import Viewer, render_payload
+from bundler.render.viewers_rows import Quotes
 
 #: Viewer HTML reused across artifacts that share a payload (per process, oldest out).
 MEMO_BYTES = 32 << 20
@@ -46,8 +47,8 @@ class ViewerJob:
     #: verification's prefix hashes): the bytes shown are held to it, since the bundle's
     #: stamp is only as fine as the file system's clock.  None: no such hash was taken.
     expect: str | None = None
-    #: (line, href) of the trace record that quotes each row, for a JSON Lines viewer
-    rows: tuple[tuple[int, str], ...] = ()
+    #: (line, the trace records that quote it) for each quoted row of a JSON Lines viewer
+    rows: tuple[tuple[int, Quotes], ...] = ()
 
     @property
     def key(self) -> tuple[object, ...]:

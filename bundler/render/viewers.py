@@ -23,7 +23,7 @@ from bundler.render.viewers_common import (
     download_link,
 )
 from bundler.render.viewers_json import json_viewer
-from bundler.render.viewers_rows import rows_viewer
+from bundler.render.viewers_rows import Quotes, rows_viewer
 from bundler.render.viewers_table import csv_viewer
 from bundler.render.viewers_text import code_viewer, diff_viewer, markdown_viewer
 
@@ -168,15 +168,15 @@ def _html(p: Payload) -> Viewer:
 def render_payload(data: bytes | None, media_type: str, name: str | None, *,
                    file_href: str | None, max_bytes: int = 262_144, max_rows: int = 500,
                    total_size: int | None = None,
-                   row_links: Mapping[int, str] | None = None) -> Viewer:
+                   row_links: Mapping[int, Quotes] | None = None) -> Viewer:
     """Choose and run the viewer for one payload.
 
     ``data`` is None when the bytes are unavailable (the page explains why).
     ``data`` may be only the head of the file: then pass ``total_size``;
     without it ``data`` is taken to be the whole payload.  ``file_href`` is the
     relative URL of the full file in the site, or None if it was not copied.
-    ``row_links``: row number -> link, for the rows of a JSON Lines viewer (each to the
-    trace record that quotes it).
+    ``row_links``: row number -> the trace records that quote it, for the rows of a
+    JSON Lines viewer (each row's label links to them).
     """
     if data is None:
         return _unavailable("The content of this payload is not available.")

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from markupsafe import Markup, escape
 
@@ -39,13 +40,24 @@ from bundler.render.viewers_common import (
 )
 from bundler.render.viewers_json import MAX_NODES, MAX_STRING, REPEATED_NOTE, JsonTree
 
-__all__ = ["MAX_ROWS", "row_anchor", "rows_viewer"]
+__all__ = ["MAX_ALSO", "MAX_ROWS", "Quotes", "row_anchor", "rows_viewer"]
 
 #: Rows shown at most; the values (``MAX_NODES``) and the page's text budget
 #: (``Payload.max_bytes`` of markup) usually end the list first.
 MAX_ROWS = 1_000
 #: Rows that are not JSON named in the note; the page marks every one.
 NAMED_BAD_ROWS = 3
+#: Trace records linked from a row's label besides the first; the rest are counted.
+MAX_ALSO = 3
+
+
+class Quotes(NamedTuple):
+    """The trace records that quote one row: how many, and ``(seq, href)`` of the first
+    ``1 + MAX_ALSO`` in log order.  The row's label links to the first; a row that a
+    tool call and its retry both quote links to the retry too, not only to the call."""
+
+    records: int
+    first: tuple[tuple[int, str], ...]
 
 
 def _rows(p: Payload) -> tuple[list[str], bool, bool]:
@@ -75,15 +87,23 @@ def row_anchor(n: int) -> str:
     return f"row-{n}"
 
 
-def _label(n: int, links: Mapping[int, str]) -> str:
-    href = links.get(n)
-    if href is None:
+def _label(n: int, links: Mapping[int, Quotes]) -> str:
+    quotes = links.get(n)
+    if quotes is None or not quotes.first:
         return f'<span class="json-index">row {n}</span>'
-    return (f'<a class="json-index" href="{escape(href)}" title="The trace record that '
-            f'quotes row {n}">row {n}</a>')
+    (seq, href), *also = quotes.first[:1 + MAX_ALSO]
+    label = (f'<a class="json-index" href="{escape(href)}" title="The trace record that '
+             f'quotes row {n} (event {seq})">row {n}</a>')
+    if quotes.records < 2 or not also:
+        return label
+    more = quotes.records - 1 - len(also)
+    events = "events" if quotes.records > 2 else "event"
+    named = ", ".join(f'<a href="{escape(h)}">{s}</a>' for s, h in also)
+    tail = f" and {more:,} more" if more > 0 else ""
+    return f'{label}<span class="row-also"> (also quoted by {events} {named}{tail})</span>'
 
 
-def _not_drawn(links: Mapping[int, str], rows: list[str], shown: int, cut: bool,
+def _not_drawn(links: Mapping[int, Quotes], rows: list[str], shown: int, cut: bool,
                further: set[int]) -> str:
     """A note for the rows trace records quote that the lists above do not show, so a
     record's link (``#row-N``) lands on why: the row is blank, past the rows shown (and
@@ -140,7 +160,7 @@ class _Drawn:
     def full(self) -> bool:
         return self.tree.shown >= self.tree.budget or self.size >= self.max_bytes
 
-    def add(self, n: int, row: str, links: Mapping[int, str]) -> None:
+    def add(self, n: int, row: str, links: Mapping[int, Quotes]) -> None:
         """Row ``n`` (not blank): a tree, or its text marked if it is not JSON."""
         out = self.tree.out
         start = len(out)
@@ -157,14 +177,15 @@ class _Drawn:
             self.repeated = self.repeated or repeats
             # the label before the tree, not in its <summary>: a link inside the control
             # that opens and closes a row is a control inside a control
+            wraps = " row-label-also" if "row-also" in label else ""
             out.append(f'<li class="row" id="{row_anchor(n)}">'
-                       f'<span class="row-label">{label}:</span>')
+                       f'<span class="row-label{wraps}">{label}:</span>')
             self.tree.node("", value, 0)
             out.append("</li>")
         self.size += sum(len(s) for s in out[start:])
 
 
-def _quoted_past(rows: list[str], shown: int, links: Mapping[int, str],
+def _quoted_past(rows: list[str], shown: int, links: Mapping[int, Quotes],
                  max_bytes: int) -> tuple[str, list[int], _Drawn]:
     """The rows past the first ``shown`` that trace records quote, each drawn as the
     list above draws a row, within a budget of their own: a record's link then lands on
@@ -190,10 +211,10 @@ def _quoted_past(rows: list[str], shown: int, links: Mapping[int, str],
             + "".join(out) + "</ol>"), numbers, drawn
 
 
-def rows_viewer(p: Payload, links: Mapping[int, str] | None = None) -> Viewer:
+def rows_viewer(p: Payload, links: Mapping[int, Quotes] | None = None) -> Viewer:
     """The rows of a JSON Lines payload, in order, until a cap; then the rows past it
-    that trace records quote; the rest is a link.  ``links``: row number -> the link
-    its label gets (the trace record quoting it)."""
+    that trace records quote; the rest is a link.  ``links``: row number -> the trace
+    records quoting it, which its label links to."""
     links = links or {}
     rows, cut, replaced = _rows(p)
     first = _Drawn(p.max_bytes)

@@ -130,3 +130,26 @@ def test_the_site_ties_records_to_the_copy_this_query_compares(mini: Mini,
     log = (out / "events" / "page-0001.html").read_text("utf-8")
     assert log.count(f'href="../{artifact_href("log:late")}#row-') == 2
     assert late.payload.name == NAME
+
+
+def test_a_row_two_records_quote_links_to_both_on_the_site(mini: Mini,
+                                                          tmp_path: Path) -> None:
+    """A tool call and its retry quote the same row: the transcript's page links the
+    row to the first record and names the second beside it, on its own log page."""
+    _record(mini, "tr:1", LINES[0], 1)
+    _record(mini, "tr:again", LINES[0], 1)
+    _record(mini, "tr:2", LINES[1], 2)
+    _ship(mini, "log:t", "\n".join(LINES) + "\n")
+    mini.finish()
+    out = tmp_path / "site"
+    build_site(mini.path, BuildOptions(output=out))
+    page = (out / artifact_href("log:t")).read_text("utf-8")
+    seqs = {r: ev.seq for r, ev in mini.index().trace_records.items()}
+    label = re.search(r'<span class="row-label row-label-also">(.*?):</span>', page)
+    assert label is not None
+    assert re.findall(r'href="([^"]+)"', label.group(1)) == [
+        "../" + event_href(seqs["tr:1"]), "../" + event_href(seqs["tr:again"])]
+    assert re.sub(r"<[^>]+>", "", label.group(1)) == \
+        f"row 1 (also quoted by event {seqs['tr:again']})"
+    assert page.count("row-also") == 1          # row 2 has one record: a plain label
+    assert "A row above links to the trace records that quote it." in page

@@ -8,12 +8,17 @@ from html import unescape
 
 from bundler.render.viewers import render_payload
 from bundler.render.viewers_json import MAX_NODES, OPEN_SMALL, REPEATED_NOTE
-from bundler.render.viewers_rows import MAX_ROWS, _rows_named
+from bundler.render.viewers_rows import MAX_ALSO, MAX_ROWS, Quotes, _rows_named
 
 from .test_markdown import HOSTILE, assert_inert
 from .test_viewers import text_of, view
 
 JSONL = "application/x-ndjson"
+
+
+def one_each(hrefs: dict[int, str]) -> dict[int, Quotes]:
+    """Row number -> the one trace record (seq 0) that quotes it, at ``href``."""
+    return {n: Quotes(1, ((0, href),)) for n, href in hrefs.items()}
 
 
 def rows_of(html: str) -> list[int]:
@@ -70,7 +75,8 @@ def test_a_quoted_row_the_list_does_not_show_still_has_its_anchor_and_why() -> N
     blank, past the rows shown, or past the end of the file; one note per reason."""
     data = b'{"a": 1}\n\n{"c": 3}\n'
     links = {n: f"../events/page-0001.html#e{n}" for n in (1, 2, 9)}
-    html = str(render_payload(data, JSONL, "s.jsonl", file_href="x", row_links=links).html)
+    html = str(render_payload(data, JSONL, "s.jsonl", file_href="x",
+                              row_links=one_each(links)).html)
     assert re.findall(r'\bid="([^"]*)"', html) == ["row-1", "row-3", "row-2", "row-9"]
     notes = re.findall(r'<p class="rows-not-drawn">(.*?)</p>', html)
     assert [unescape(text_of(n)) for n in notes] == [
@@ -80,7 +86,7 @@ def test_a_quoted_row_the_list_does_not_show_still_has_its_anchor_and_why() -> N
     # read in part: rows past the head may well exist; a run of them is named as one
     links = {n: f"#e{n}" for n in range(1, 501)}
     cut = str(render_payload(data + b'{"d": ', JSONL, "s.jsonl", file_href="x",
-                             row_links=links, total_size=10_000).html)
+                             row_links=one_each(links), total_size=10_000).html)
     assert re.findall(r'<p class="rows-not-drawn">(?:<span id="row-\d+"></span>)+(.*?)</p>',
                       cut) == [
         "Row 2 is a blank line.",
@@ -88,7 +94,7 @@ def test_a_quoted_row_the_list_does_not_show_still_has_its_anchor_and_why() -> N
         "open the full file to read them."]
     assert cut.count('<span id="row-') == 1 + 497
     assert "rows-not-drawn" not in str(render_payload(data, JSONL, "s.jsonl", file_href="x",
-                                                      row_links={1: "#e1"}).html)
+                                                      row_links=one_each({1: "#e1"})).html)
 
 
 def test_quoted_rows_past_the_list_are_drawn_further_on_with_the_gaps_marked() -> None:
@@ -100,7 +106,7 @@ def test_quoted_rows_past_the_list_are_drawn_further_on_with_the_gaps_marked() -
     data = ("\n".join(wide) + "\n\n{torn\n").encode()          # row 401 blank, 402 torn
     quoted = [2, 150, 151, 300, 401, 402, 500]
     links = {n: f"../events/page-0001.html#e{n}" for n in quoted}
-    v = render_payload(data, JSONL, "s.jsonl", file_href="x", row_links=links)
+    v = render_payload(data, JSONL, "s.jsonl", file_href="x", row_links=one_each(links))
     html = str(v.html)
     first, _, rest = html.partition('<p class="rows-quoted">')
     shown = rows_of(first)
@@ -133,7 +139,7 @@ def test_quoted_rows_further_on_stop_at_their_own_budget() -> None:
     big = "".join(json.dumps({"s": "y" * 900}) + "\n" for _ in range(300)).encode()
     links = {n: f"#e{n}" for n in range(1, 301)}
     html = str(render_payload(big, JSONL, "s.jsonl", file_href="x", max_bytes=20_000,
-                              row_links=links).html)
+                              row_links=one_each(links)).html)
     first, _, rest = html.partition('<p class="rows-quoted">')
     shown, further = rows_of(first), rows_of(rest)
     assert 10 <= len(further) <= len(shown) + 5
@@ -151,7 +157,7 @@ def test_quoted_rows_further_on_stop_at_their_own_budget() -> None:
 def test_no_row_is_quoted_further_on_when_no_record_quotes_one() -> None:
     big = "".join(json.dumps({"s": "y" * 900}) + "\n" for _ in range(300)).encode()
     html = str(render_payload(big, JSONL, "s.jsonl", file_href="x", max_bytes=20_000,
-                              row_links={1: "#e1"}).html)
+                              row_links=one_each({1: "#e1"})).html)
     assert "rows-quoted" not in html and "rows-gap" not in html
 
 
@@ -232,9 +238,35 @@ def test_a_repeated_key_shows_every_value_marked_in_a_row() -> None:
 def test_rows_with_a_link_are_labelled_with_it_and_the_rest_are_not() -> None:
     data = b'{"a": 1}\nnot json\n{"c": 3}\n'
     links = {1: '../events/page-0001.html#e7"><script>', 2: "../events/page-0001.html#e9"}
-    v = render_payload(data, JSONL, "s.jsonl", file_href="x", row_links=links)
+    v = render_payload(data, JSONL, "s.jsonl", file_href="x", row_links=one_each(links))
     html = str(v.html)
     assert_inert(html)
     assert re.findall(r'<a class="json-index" href="([^"]*)"', html) == [
         "../events/page-0001.html#e7&#34;&gt;&lt;script&gt;", "../events/page-0001.html#e9"]
     assert '<span class="json-index">row 3</span>' in html and rows_of(html) == [1, 2, 3]
+
+
+def test_a_row_several_records_quote_links_to_each_up_to_a_few() -> None:
+    """A row that a tool call and its retry both quote links to both: the label to the
+    first record, then the next ``MAX_ALSO``, then a count of the rest."""
+    data = b'{"a": 1}\n{"b": 2}\n{"c": 3}\n'
+    many = 2 + MAX_ALSO
+    links = {1: Quotes(many, tuple((s, f"../events/page-0001.html#e{s}")
+                                   for s in range(10, 10 + 1 + MAX_ALSO))),
+             2: Quotes(2, ((4, "#e4"), (5, '#e5"><script>'))),
+             3: Quotes(1, ((6, "#e6"),))}
+    html = str(render_payload(data, JSONL, "s.jsonl", file_href="x", row_links=links).html)
+    assert_inert(html)
+    labels = re.findall(r'<span class="row-label[^"]*">(.*?):</span>', html)
+    assert len(labels) == 3 and html.count('class="row-label row-label-also"') == 2
+    assert re.findall(r'<a class="json-index" href="([^"]*)"', labels[0]) == [
+        "../events/page-0001.html#e10"]
+    assert unescape(text_of(labels[0])) == (
+        "row 1 (also quoted by events "
+        + ", ".join(str(s) for s in range(11, 11 + MAX_ALSO)) + " and 1 more)")
+    assert re.findall(r'href="([^"]*)"', labels[0]) == [
+        f"../events/page-0001.html#e{s}" for s in range(10, 11 + MAX_ALSO)]
+    assert unescape(text_of(labels[1])) == "row 2 (also quoted by event 5)"
+    assert re.findall(r'href="([^"]*)"', labels[1]) == ["#e4", "#e5&#34;&gt;&lt;script&gt;"]
+    assert unescape(text_of(labels[2])) == "row 3" and "row-also" not in labels[2]
+    assert 'title="The trace record that quotes row 3 (event 6)"' in labels[2]

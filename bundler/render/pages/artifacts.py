@@ -22,7 +22,7 @@ from bundler.render.pages.lists import cut
 from bundler.render.urls import artifact_href, event_href, payload_href, slug
 from bundler.render.viewer_jobs import ViewerJob
 from bundler.render.viewers import render_payload, viewer_category
-from bundler.render.viewers_rows import MAX_ROWS, row_anchor
+from bundler.render.viewers_rows import MAX_ALSO, MAX_ROWS, Quotes, row_anchor
 from bundler.verify.result import PayloadState
 
 #: Media types whose bytes must be served with a matching file extension on
@@ -166,14 +166,19 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str,
     category = viewer_category(media_type, payload.name)
     shown = CODE_MAX_BYTES if category == "code" else TEXT_MAX_BYTES
     head = shown * PARSE_FACTOR if category in ("json", "csv", "rows") else shown
-    rows: dict[int, str] = {}
+    rows: dict[int, tuple[int, list[tuple[int, str]]]] = {}
     if quoted is not None and _shows_rows(ctx, art):
-        for line, seq in quoted[1]:
-            if line <= MAX_ROWS:            # the rows a viewer can show; the first record
-                rows.setdefault(line, up + event_href(seq))
+        for line, seq in quoted[1]:         # in log order
+            if line <= MAX_ROWS:            # the rows a viewer can show
+                count, first = rows.setdefault(line, (0, []))
+                if count <= MAX_ALSO:
+                    first.append((seq, up + event_href(seq)))
+                rows[line] = (count + 1, first)
     job = ViewerJob(payload.digest, status.size, media_type, payload.name, href,
                     shown, head, str(ctx.bundle.root / status.path), category == "code",
-                    status.held_hash(head), tuple(sorted(rows.items())))
+                    status.held_hash(head),
+                    tuple((line, Quotes(count, tuple(first)))
+                          for line, (count, first) in sorted(rows.items())))
     return Deferred(job.key, job.run, job)
 
 
