@@ -87,20 +87,21 @@ def row_anchor(n: int) -> str:
     return f"row-{n}"
 
 
-def _label(n: int, links: Mapping[int, Quotes]) -> str:
+def _label(n: int, links: Mapping[int, Quotes]) -> tuple[str, bool]:
+    """Row ``n``'s label, and whether it names more than one record (it may wrap)."""
     quotes = links.get(n)
     if quotes is None or not quotes.first:
-        return f'<span class="json-index">row {n}</span>'
+        return f'<span class="json-index">row {n}</span>', False
     (seq, href), *also = quotes.first[:1 + MAX_ALSO]
     label = (f'<a class="json-index" href="{escape(href)}" title="The trace record that '
              f'quotes row {n} (event {seq})">row {n}</a>')
     if quotes.records < 2 or not also:
-        return label
+        return label, False
     more = quotes.records - 1 - len(also)
     events = "events" if quotes.records > 2 else "event"
     named = ", ".join(f'<a href="{escape(h)}">{s}</a>' for s, h in also)
     tail = f" and {more:,} more" if more > 0 else ""
-    return f'{label}<span class="row-also"> (also quoted by {events} {named}{tail})</span>'
+    return f'{label}<span class="row-also"> (also quoted by {events} {named}{tail})</span>', True
 
 
 def _not_drawn(links: Mapping[int, Quotes], rows: list[str], shown: int, cut: bool,
@@ -164,7 +165,7 @@ class _Drawn:
         """Row ``n`` (not blank): a tree, or its text marked if it is not JSON."""
         out = self.tree.out
         start = len(out)
-        label = _label(n, links)
+        label, several = _label(n, links)
         try:
             value, repeats = parse_json(row)
         except json.JSONDecodeError as exc:
@@ -177,7 +178,7 @@ class _Drawn:
             self.repeated = self.repeated or repeats
             # the label before the tree, not in its <summary>: a link inside the control
             # that opens and closes a row is a control inside a control
-            wraps = " row-label-also" if "row-also" in label else ""
+            wraps = " row-label-also" if several else ""
             out.append(f'<li class="row" id="{row_anchor(n)}">'
                        f'<span class="row-label{wraps}">{label}:</span>')
             self.tree.node("", value, 0)
