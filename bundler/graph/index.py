@@ -11,6 +11,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field, fields
 
 from bundler.graph.tracking import EVERYTHING, TrackedDict, TrackedList, note, query
+from bundler.graph.transcripts import names_by_artifact, transcript_ties
 from bundler.model.events import (
     ArchiveEvent,
     ClaimEvent,
@@ -83,8 +84,11 @@ class BundleIndex:
     #: transcript name -> (line, seq) of each trace record that cites a line of it
     records_of_transcript: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     #: transcript name a trace record cites -> the artifact that ships it: the last in the
-    #: log named so, or whose payload is (a session saved again as it grew)
+    #: log named so, or whose payload is (a session saved again as it grew); else the one
+    #: whose name ends as the cited path does (:mod:`bundler.graph.transcripts`)
     transcript_artifacts: dict[str, str] = field(default_factory=dict)
+    #: the reverse: artifact -> the cited names tied to it, its own names first
+    transcript_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
     _status_memo: dict[str, ClaimStatus] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -282,6 +286,9 @@ def build_index(bundle: LoadedBundle) -> BundleIndex:
         elif isinstance(ev, StreamEvent):
             idx.streams[ev.id] = ev
     idx.fitness_by_target = TrackedDict("fitness_by_target", fit_by)
-    idx.transcript_artifacts = TrackedDict("transcript_artifacts", {
-        name: shipped[name] for name in sorted(cited) if name in shipped})
+    ties = transcript_ties(sorted(cited), shipped)
+    idx.transcript_artifacts = TrackedDict("transcript_artifacts", ties)
+    own = {art: tuple(n for n in (ind.payload.name if ind.payload else None, ind.name) if n)
+           for art in set(ties.values()) if (ind := idx.individuals.get(art)) is not None}
+    idx.transcript_names = TrackedDict("transcript_names", names_by_artifact(ties, own))
     return idx

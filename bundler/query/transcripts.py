@@ -10,8 +10,11 @@ is not what the tool wrote.
 
 Which payload is "the transcript": an artifact whose name or payload name is
 the record's ``source.transcript``; when several are, the last in the log (a
-session saved again as it grew).  Lines are split at ``\\n``, and a ``\\r``
-before it is a line end, not text, as a tracer reading the file sees it.
+session saved again as it grew); when none is, the one artifact whose name ends
+as the cited path does (a tracer's ``/home/dev/.claude/projects/…/s.jsonl``
+shipped as ``transcripts/s.jsonl``; :mod:`bundler.graph.transcripts`).  Lines
+are split at ``\\n``, and a ``\\r`` before it is a line end, not text, as a
+tracer reading the file sees it.
 Records with no line number, or of a transcript the bundle does not ship,
 are not compared (nothing to compare them with).
 """

@@ -47,7 +47,7 @@ _EVENTS_MAPS = frozenset({"fitness_by_target", "edges_out", "edges_in", "archive
 _ID_MAPS = frozenset({"node_of_record", "node_of_individual", "workflow_of_node",
                       "transcript_artifacts"})
 _IDS_MAPS = frozenset({"children", "used_by", "superseded_by", "derived_claims", "cited_by",
-                       "applied_by"})
+                       "applied_by", "transcript_names"})
 #: ... and plain data, encoded as it is: (line, seq) pairs of the records of a transcript.
 _DATA_MAPS = frozenset({"records_of_transcript"})
 _MAPS = _EVENT_MAPS | _EVENTS_MAPS | _ID_MAPS | _IDS_MAPS | _DATA_MAPS

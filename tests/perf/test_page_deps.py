@@ -57,6 +57,9 @@ class Old:
     trace: str
     trace_seq: int
     transcript: str              # the one the trace record quotes (not shipped)
+    #: the last artifact with a payload named as ``other`` is (its name or its payload's):
+    #: the transcript a record citing that name ties to (``ind-20`` for ``ind-12``)
+    ships_other_name: str
 
 
 def _old(bundle: Path) -> Old:
@@ -73,7 +76,9 @@ def _old(bundle: Path) -> Old:
         return Old(run=idx.runs[0].id, stream=claim.stream, claim=claim, artifact=art,
                    other=other, evidence_node=next(iter(idx.evidence_nodes)),
                    workflow_node=next(iter(idx.workflow_nodes)),
-                   trace=trace.id, trace_seq=trace.seq, transcript=trace.source.transcript)
+                   trace=trace.id, trace_seq=trace.seq, transcript=trace.source.transcript,
+                   ships_other_name=[i.id for i in plain if i.payload is not None and
+                                     other.name in (i.name, i.payload.name)][-1])
 
 
 def _grown(base: Path, dst: Path, touch: Callable[[BundleWriter, Old], None]) -> Path:
@@ -148,7 +153,8 @@ def _group_old(w: BundleWriter, o: Old) -> None:
 
 
 def _record_quotes_old(w: BundleWriter, o: Old) -> None:
-    """A trace record quoting line 1 of a transcript the old artifact ships under."""
+    """A trace record quoting line 1 of a transcript named as the old artifact is: the
+    last artifact shipping a file so named (perhaps a later one) is its transcript."""
     assert o.other.name
     w.append("trace_record", id="t-quote", run=o.run, stream=o.stream, raw="{}",
              source={"transcript": o.other.name, "line": 1}, record_kind="message")
@@ -189,7 +195,7 @@ TOUCHED: dict[str, Callable[[Old], list[str]]] = {
     "archive-old": lambda o: [artifact_href(o.artifact.id)],
     "redact-old": lambda o: [artifact_href(o.artifact.id)],
     "group-old": lambda o: [],
-    "record-quotes-old": lambda o: [artifact_href(o.other.id)],
+    "record-quotes-old": lambda o: [artifact_href(o.ships_other_name)],
     "ship-quoted-transcript": lambda o: [event_page(o.trace_seq)],
 }
 

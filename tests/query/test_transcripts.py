@@ -153,3 +153,42 @@ def test_a_row_two_records_quote_links_to_both_on_the_site(mini: Mini,
         f"row 1 (also quoted by event {seqs['tr:again']})"
     assert page.count("row-also") == 1          # row 2 has one record: a plain label
     assert "A row above links to the trace records that quote it." in page
+
+
+def test_a_record_citing_the_tracers_own_path_ties_to_the_file_shipped(
+        mini: Mini, tmp_path: Path) -> None:
+    """A tracer records the path on the agent's machine; the bundle ships the file in a
+    folder of its own.  The two tie by the path's end: the query compares them, the
+    transcript's page counts and links the records, and the log pages link each record
+    to its row."""
+    cited = "/home/dev/.claude/projects/-home-dev-app/session.jsonl"
+    for n, line in enumerate(LINES, 1):
+        _record(mini, f"tr:{n}", line if n != 2 else line + " ", n, cited)
+    _ship(mini, "log:t", "\n".join(LINES) + "\n")               # named transcripts/session.jsonl
+    res = run_query(mini.index(), "transcript-mismatch")
+    assert res.scope == "Compared 3 trace records with the 1 transcript the bundle ships."
+    assert [(r.values["record"], r.values["status"], r.values["transcript"],
+             r.values["artifact"]) for r in res.rows] == [
+        ("tr:2", "differs", cited, "log:t")]
+    mini.finish()
+    out = tmp_path / "site"
+    build_site(mini.path, BuildOptions(output=out))
+    page = (out / artifact_href("log:t")).read_text("utf-8")
+    seqs = {r: ev.seq for r, ev in mini.index().trace_records.items()}
+    assert f"3 trace records in the log quote lines 1–3 of <code>{cited}</code>" in page
+    assert re.findall(r'<a class="json-index" href="([^"]+)"', page) == [
+        "../" + event_href(seqs[f"tr:{n}"]) for n in (1, 2, 3)]
+    log = (out / "events" / "page-0001.html").read_text("utf-8")
+    assert [int(n) for n in re.findall(
+        rf'href="\.\./{re.escape(artifact_href("log:t"))}#row-(\d+)"', log)] == [1, 2, 3]
+
+
+def test_two_shipped_files_that_end_alike_tie_to_neither(mini: Mini) -> None:
+    """Comparing a record with the wrong session would report differences that are not
+    there: a cited path whose end two shipped files share is treated as not shipped."""
+    _record(mini, "tr:1", LINES[0], 1, "/home/dev/session.jsonl")
+    _ship(mini, "log:a", LINES[0] + "\n", "claude/session.jsonl")
+    _ship(mini, "log:b", "other\n", "codex/session.jsonl")
+    res = run_query(mini.index(), "transcript-mismatch")
+    assert res.rows == () and res.checked == 0
+    assert res.scope.startswith("No trace record was compared")

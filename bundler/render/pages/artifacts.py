@@ -89,13 +89,12 @@ def file_copy_path(digest: str, media_type: str) -> str | None:
 
 def _quoted(ctx: BuildContext, art: IndividualEvent) -> tuple[str, list[tuple[int, int]]] | None:
     """The transcript name this artifact ships under and the (line, seq), in log order,
-    of the trace records that quote it: under either of its names (the payload's file
-    name first), where ``transcript_artifacts`` says this artifact is the transcript (the
-    last copy), as the log pages' links and ``transcript-mismatch`` have it."""
+    of the trace records that quote it: under any name tied to it (its own first, the
+    payload's file name before the artifact's), where ``transcript_artifacts`` says this
+    artifact is the transcript (the last copy; or the one whose name ends as a cited path
+    does), as the log pages' links and ``transcript-mismatch`` have it."""
     idx = ctx.idx
-    names = [n for n in dict.fromkeys((art.payload.name if art.payload else None, art.name))
-             if n and idx.transcript_artifacts.get(n) == art.id
-             and idx.records_of_transcript.get(n)]
+    names = [n for n in idx.transcript_names.get(art.id, ()) if idx.records_of_transcript.get(n)]
     if not names:
         return None
     records = sorted((r for n in names for r in idx.records_of_transcript[n]),

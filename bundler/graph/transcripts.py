@@ -1,0 +1,91 @@
+"""Which shipped artifact is the transcript a trace record cites.
+
+A tracer records the transcript as it found it, often a path on the agent's
+machine (Claude Code's hook gives ``/home/dev/.claude/projects/-home-dev-app/
+3f1c….jsonl``), while the bundle's author ships the file under a name of their
+own (``transcripts/3f1c….jsonl``).  Matching names exactly left such a record
+with no transcript: no link to its row, nothing for ``transcript-mismatch`` to
+compare, and the audit saying the bundle does not ship a file it ships.
+
+So a cited name ties to an artifact named (or whose payload is named):
+
+1. exactly as cited (the last such artifact in the log: a session saved again
+   as it grew); else
+2. as the same path read from its end: both split at ``/`` and ``\\``, empty
+   and ``.`` parts dropped, the artifact whose name shares the most trailing
+   parts with the cited name, at least the file name, when one artifact alone
+   does.  Two shipped files that end alike (``a/session.jsonl`` and
+   ``b/session.jsonl`` for a record citing ``/x/session.jsonl``) tie to neither:
+   comparing a record with the wrong session would report differences that are
+   not there.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping
+
+_SEPARATORS = re.compile(r"[/\\]")
+
+
+def path_parts(name: str) -> tuple[str, ...]:
+    """``name`` as path parts, ``/`` and ``\\`` both separators, empty and ``.`` dropped."""
+    return tuple(p for p in _SEPARATORS.split(name) if p and p != ".")
+
+
+def _shared_tail(a: tuple[str, ...], b: tuple[str, ...]) -> int:
+    n = 0
+    for x, y in zip(reversed(a), reversed(b), strict=False):
+        if x != y:
+            break
+        n += 1
+    return n
+
+
+def transcript_ties(cited: Iterable[str], shipped: Mapping[str, str]) -> dict[str, str]:
+    """Cited transcript name -> the artifact that ships it, for each name that ties to
+    one (see the module's docstring), in the order of the names.
+
+    ``shipped``: every artifact name and payload file name -> the last artifact with
+    a payload so named.
+    """
+    by_file: dict[str, list[tuple[tuple[str, ...], str]]] = {}
+    for name, art in shipped.items():
+        parts = path_parts(name)
+        if parts:
+            by_file.setdefault(parts[-1], []).append((parts, art))
+    ties: dict[str, str] = {}
+    for name in cited:
+        exact = shipped.get(name)
+        if exact is not None:
+            ties[name] = exact
+            continue
+        parts = path_parts(name)
+        best, arts = 0, set()
+        for candidate, art in by_file.get(parts[-1], ()) if parts else ():
+            shared = _shared_tail(parts, candidate)
+            if shared > best:
+                best, arts = shared, {art}
+            elif shared == best:
+                arts.add(art)
+        if len(arts) == 1:
+            ties[name] = arts.pop()
+    return ties
+
+
+def names_by_artifact(ties: Mapping[str, str],
+                      own_names: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """Artifact id -> the cited names tied to it: its own names first, in the order
+    given (``own_names``: the payload's file name, then the artifact's), then the others
+    in sorted order."""
+    out: dict[str, list[str]] = {}
+    for name in sorted(ties):
+        out.setdefault(ties[name], []).append(name)
+    return {art: tuple(sorted(names, key=_own_first(own_names.get(art, ()))))
+            for art, names in out.items()}
+
+
+def _own_first(own: tuple[str, ...]) -> Callable[[str], tuple[int, str]]:
+    def key(name: str) -> tuple[int, str]:
+        return (own.index(name) if name in own else len(own), name)
+    return key
