@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from bundler.graph.transcripts import names_by_artifact, path_parts, transcript_ties
+from bundler.graph import transcripts
+from bundler.graph.transcripts import (
+    MAX_PARTS,
+    names_by_artifact,
+    path_parts,
+    transcript_ties,
+)
 
 CLAUDE = "/home/dev/.claude/projects/-home-dev-app/3f1c.jsonl"
 
@@ -54,3 +60,30 @@ def test_an_artifacts_own_names_come_first_then_the_rest_sorted() -> None:
             "session": "log", "o.jsonl": "other"}
     assert names_by_artifact(ties, {"log": ("s.jsonl", "session")}) == {
         "log": ("s.jsonl", "session", "/a/s.jsonl", "/z/s.jsonl"), "other": ("o.jsonl",)}
+
+
+def test_names_ending_in_a_dot_or_a_slash_still_give_their_file_name() -> None:
+    assert transcript_ties(["/h/s.jsonl"], {"t/s.jsonl/.": "a"}) == {"/h/s.jsonl": "a"}
+    assert transcript_ties(["/h/s.jsonl"], {"t\\s.jsonl\\": "a"}) == {"/h/s.jsonl": "a"}
+
+
+def test_only_the_last_parts_are_compared() -> None:
+    """Two files alike in their last ``MAX_PARTS`` parts are as alike as any two."""
+    deep = "/".join(f"d{i}" for i in range(MAX_PARTS)) + "/s.jsonl"
+    shipped = {f"x/{deep}": "a", f"y/{deep}": "b"}
+    assert transcript_ties([f"x/{deep}"], shipped) == {f"x/{deep}": "a"}     # exact
+    assert transcript_ties([f"z/x/{deep}"], shipped) == {}
+
+
+def test_name_comparisons_stop_at_their_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A log built to make every record's name meet every file's costs a bounded
+    number of comparisons; past the budget, a name ties only exactly."""
+    monkeypatch.setattr(transcripts, "MAX_COMPARISONS", 5)
+    shipped = {f"e{j}/x{j}/s.jsonl": f"a{j}" for j in range(3)}
+    shipped["e0/x0/s.jsonl.bak"] = "c"
+    cited = ["/h/x0/s.jsonl", "/h/x1/s.jsonl", "/h/x2/s.jsonl", "e2/x2/s.jsonl"]
+    assert transcript_ties(cited, shipped) == {
+        "/h/x0/s.jsonl": "a0",            # 3 comparisons
+        "e2/x2/s.jsonl": "a2"}            # exact: the budget (2 left) does not apply
+    monkeypatch.setattr(transcripts, "MAX_COMPARISONS", 6)
+    assert list(transcript_ties(cited, shipped)) == cited[:2] + cited[3:]
