@@ -89,6 +89,8 @@ class BundleIndex:
     transcript_artifacts: dict[str, str] = field(default_factory=dict)
     #: the reverse: artifact -> the cited names tied to it, its own names first
     transcript_names: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    #: cited name that ties to none because several shipped files end like it -> how many
+    transcripts_alike: dict[str, int] = field(default_factory=dict)
     _status_memo: dict[str, ClaimStatus] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -286,7 +288,9 @@ def build_index(bundle: LoadedBundle) -> BundleIndex:
         elif isinstance(ev, StreamEvent):
             idx.streams[ev.id] = ev
     idx.fitness_by_target = TrackedDict("fitness_by_target", fit_by)
-    ties = transcript_ties(sorted(cited), shipped)
+    alike: dict[str, int] = {}
+    ties = transcript_ties(sorted(cited), shipped, alike)
+    idx.transcripts_alike = TrackedDict("transcripts_alike", alike)
     idx.transcript_artifacts = TrackedDict("transcript_artifacts", ties)
     own = {art: tuple(n for n in (ind.payload.name if ind.payload else None, ind.name) if n)
            for art in set(ties.values()) if (ind := idx.individuals.get(art)) is not None}

@@ -17,7 +17,8 @@ So a cited name ties to an artifact named (or whose payload is named):
    does.  Two shipped files that end alike (``a/session.jsonl`` and
    ``b/session.jsonl`` for a record citing ``/x/session.jsonl``) tie to neither:
    comparing a record with the wrong session would report differences that are
-   not there.
+   not there.  ``transcript-mismatch`` says so (``alike``), rather than calling
+   the file not shipped.
 
 The second rule compares at most the last ``MAX_PARTS`` parts of two names and
 at most ``MAX_COMPARISONS`` pairs of names in a bundle (past them, names tie only
@@ -65,12 +66,15 @@ def _file_name(name: str) -> str:
     return parts[-1] if parts else ""
 
 
-def transcript_ties(cited: Sequence[str], shipped: Mapping[str, str]) -> dict[str, str]:
+def transcript_ties(cited: Sequence[str], shipped: Mapping[str, str],
+                    alike: dict[str, int] | None = None) -> dict[str, str]:
     """Cited transcript name -> the artifact that ships it, for each name that ties to
     one (see the module's docstring), in the order of the names.
 
     ``shipped``: every artifact name and payload file name -> the last artifact with
-    a payload so named.
+    a payload so named.  ``alike``, if given, gets each cited name that several
+    artifacts end like equally -> how many, so the audit can say why it compared
+    nothing for it rather than call the file not shipped.
     """
     ties: dict[str, str] = {}
     loose: list[tuple[str, tuple[str, ...]]] = []
@@ -101,6 +105,8 @@ def transcript_ties(cited: Sequence[str], shipped: Mapping[str, str]) -> dict[st
                 arts.add(art)
         if len(arts) == 1:
             ties[name] = arts.pop()
+        elif arts and alike is not None:
+            alike[name] = len(arts)
     return {name: ties[name] for name in cited if name in ties}
 
 

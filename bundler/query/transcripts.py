@@ -47,8 +47,10 @@ def transcript_mismatch(idx: BundleIndex, arg: str | None) -> QueryResult:
     ``unverifiable`` (one row per transcript whose payload is redacted, missing or not
     UTF-8 text, naming its first record).  Records that agree are not listed."""
     shipped = idx.transcript_artifacts
+    alike = idx.transcripts_alike
     cited: dict[str, list[TraceRecordEvent]] = {}
     unshipped: dict[str, int] = {}     # transcript name -> records quoting it
+    unsure: dict[str, int] = {}        # ... of a name several shipped files end like
     no_line = 0
     for rec in idx.trace_records.values():
         name = rec.source.transcript
@@ -57,7 +59,8 @@ def transcript_mismatch(idx: BundleIndex, arg: str | None) -> QueryResult:
         elif name in shipped:
             cited.setdefault(name, []).append(rec)
         else:
-            unshipped[name] = unshipped.get(name, 0) + 1
+            where = unsure if name in alike else unshipped
+            where[name] = where.get(name, 0) + 1
     rows: list[QueryRow] = []
     for name, records in cited.items():
         ind = idx.individuals[shipped[name]]
@@ -66,14 +69,16 @@ def transcript_mismatch(idx: BundleIndex, arg: str | None) -> QueryResult:
                  else _compare(name, ind, records, text))
     compared = sum(map(len, cited.values()))
     return QueryResult("transcript-mismatch", COLUMNS, tuple(rows),
-                       _scope(compared, len(cited), unshipped, no_line), compared)
+                       _scope(compared, len(cited), unshipped, no_line, unsure), compared)
 
 
-def _scope(compared: int, transcripts: int, unshipped: dict[str, int], no_line: int) -> str:
+def _scope(compared: int, transcripts: int, unshipped: dict[str, int], no_line: int,
+           unsure: dict[str, int] | None = None) -> str:
     """What was compared and what could not be: records of transcripts the bundle does
     not ship are common (LEDGER keeps the records and leaves the files out), and they
     leave the answer empty without anything having been checked."""
-    if not (compared or unshipped or no_line):
+    unsure = unsure or {}
+    if not (compared or unshipped or no_line or unsure):
         return "The log holds no trace record, so nothing was compared."
     parts = [f"Compared {counted(compared, 'trace record')} with the "
              f"{counted(transcripts, 'transcript')} the bundle ships." if compared else
@@ -83,6 +88,11 @@ def _scope(compared: int, transcripts: int, unshipped: dict[str, int], no_line: 
         n = sum(unshipped.values())
         parts.append(f"{counted(n, 'record')} {'quotes' if n == 1 else 'quote'} "
                      f"{counted(len(unshipped), 'transcript')} the bundle does not ship.")
+    if unsure:
+        n = sum(unsure.values())
+        parts.append(f"{counted(n, 'record')} {'quotes' if n == 1 else 'quote'} "
+                     f"{counted(len(unsure), 'transcript')} that several shipped files "
+                     "could each be (their paths end alike), so none was picked.")
     if no_line:
         parts.append(f"{counted(no_line, 'record')} {'gives' if no_line == 1 else 'give'} "
                      "no line number.")

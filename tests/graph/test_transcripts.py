@@ -87,3 +87,15 @@ def test_name_comparisons_stop_at_their_budget(monkeypatch: pytest.MonkeyPatch) 
         "e2/x2/s.jsonl": "a2"}            # exact: the budget (2 left) does not apply
     monkeypatch.setattr(transcripts, "MAX_COMPARISONS", 6)
     assert list(transcript_ties(cited, shipped)) == cited[:2] + cited[3:]
+
+
+def test_names_that_several_files_end_like_are_counted_apart() -> None:
+    """So the audit can say why it compared nothing for them, not that the bundle
+    does not ship the file."""
+    shipped = {"claude/s.jsonl": "a", "codex/s.jsonl": "b", "other/s.jsonl": "c",
+               "t/u.jsonl": "d", "x/y.jsonl": "e", "z/y.jsonl": "f"}
+    alike: dict[str, int] = {}
+    ties = transcript_ties(["/h/s.jsonl", "/h/u.jsonl", "/h/v.jsonl", "x/y.jsonl"],
+                           shipped, alike)
+    assert ties == {"/h/u.jsonl": "d", "x/y.jsonl": "e"}
+    assert alike == {"/h/s.jsonl": 3}

@@ -189,6 +189,12 @@ def test_two_shipped_files_that_end_alike_tie_to_neither(mini: Mini) -> None:
     _record(mini, "tr:1", LINES[0], 1, "/home/dev/session.jsonl")
     _ship(mini, "log:a", LINES[0] + "\n", "claude/session.jsonl")
     _ship(mini, "log:b", "other\n", "codex/session.jsonl")
+    _record(mini, "tr:2", LINES[1], 2, "/home/dev/session.jsonl")
+    _record(mini, "tr:3", LINES[0], 1, "/home/dev/gone.jsonl")
     res = run_query(mini.index(), "transcript-mismatch")
     assert res.rows == () and res.checked == 0
-    assert res.scope.startswith("No trace record was compared")
+    assert res.scope == (
+        "No trace record was compared: none quotes a line of a transcript the bundle ships. "
+        "1 record quotes 1 transcript the bundle does not ship. 2 records quote 1 "
+        "transcript that several shipped files could each be (their paths end alike), so "
+        "none was picked.")
