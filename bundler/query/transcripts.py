@@ -73,11 +73,10 @@ def transcript_mismatch(idx: BundleIndex, arg: str | None) -> QueryResult:
 
 
 def _scope(compared: int, transcripts: int, unshipped: dict[str, int], no_line: int,
-           unsure: dict[str, int] | None = None) -> str:
+           unsure: dict[str, int]) -> str:
     """What was compared and what could not be: records of transcripts the bundle does
     not ship are common (LEDGER keeps the records and leaves the files out), and they
     leave the answer empty without anything having been checked."""
-    unsure = unsure or {}
     if not (compared or unshipped or no_line or unsure):
         return "The log holds no trace record, so nothing was compared."
     parts = [f"Compared {counted(compared, 'trace record')} with the "

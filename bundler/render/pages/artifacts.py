@@ -165,19 +165,18 @@ def _viewer(ctx: BuildContext, art: IndividualEvent, path: str,
     category = viewer_category(media_type, payload.name)
     shown = CODE_MAX_BYTES if category == "code" else TEXT_MAX_BYTES
     head = shown * PARSE_FACTOR if category in ("json", "csv", "rows") else shown
-    rows: dict[int, tuple[int, list[tuple[int, str]]]] = {}
+    counts: dict[int, int] = {}             # row -> records quoting it
+    linked: dict[int, list[tuple[int, str]]] = {}   # row -> (seq, href) of the first few
     if quoted is not None and _shows_rows(ctx, art):
         for line, seq in quoted[1]:         # in log order
             if line <= MAX_ROWS:            # the rows a viewer can show
-                count, first = rows.setdefault(line, (0, []))
-                if count <= MAX_ALSO:
-                    first.append((seq, up + event_href(seq)))
-                rows[line] = (count + 1, first)
+                counts[line] = counts.get(line, 0) + 1
+                if counts[line] <= 1 + MAX_ALSO:
+                    linked.setdefault(line, []).append((seq, up + event_href(seq)))
+    rows = tuple((line, Quotes(counts[line], tuple(linked[line]))) for line in sorted(counts))
     job = ViewerJob(payload.digest, status.size, media_type, payload.name, href,
                     shown, head, str(ctx.bundle.root / status.path), category == "code",
-                    status.held_hash(head),
-                    tuple((line, Quotes(count, tuple(first)))
-                          for line, (count, first) in sorted(rows.items())))
+                    status.held_hash(head), rows)
     return Deferred(job.key, job.run, job)
 
 
